@@ -1,0 +1,106 @@
+"""HTML writer and parser: escaping, one <tr> per row, thead/tbody, round trips, repairs."""
+
+from __future__ import annotations
+
+import html5lib
+import lxml.html
+import pytest
+from gridgen import grid_from_spec
+
+from worker.core.html_out import grid_to_html
+from worker.core.html_parse import html_to_grid
+
+
+def grid_via_lxml(html: str) -> list[tuple[int, int, int, int]]:
+    """Apply the HTML table model to lxml's tree: an independent check of our parser."""
+    root = lxml.html.fromstring(html)
+    return _place(root.iter("tr"), lambda el: el.tag, lambda el: el.get("rowspan"), lambda el: el.get("colspan"))
+
+
+def grid_via_html5lib(html: str) -> list[tuple[int, int, int, int]]:
+    doc = html5lib.parse(html, namespaceHTMLElements=False)
+    return _place(doc.iter("tr"), lambda el: el.tag, lambda el: el.get("rowspan"), lambda el: el.get("colspan"))
+
+
+def _place(rows, tag, rowspan, colspan):
+    rows = list(rows)
+    taken, sig = set(), []
+    for r, tr in enumerate(rows):
+        c = 0
+        for el in tr:
+            if tag(el) not in ("td", "th"):
+                continue
+            while (r, c) in taken:
+                c += 1
+            rs, cs = int(rowspan(el) or 1), int(colspan(el) or 1)
+            sig.append((r, c, rs, cs))
+            taken.update((r + i, c + j) for i in range(rs) for j in range(cs))
+            c += cs
+    return sorted(sig)
+
+
+def test_hostile_text_is_escaped():
+    grid = grid_from_spec(1, 2, [], texts={(0, 0): "<script>alert(1)</script>", (0, 1): 'A & "B"'})
+    html = grid_to_html(grid)
+    assert "<script>" not in html
+    assert "&lt;script&gt;" in html and "A &amp; &quot;B&quot;" in html
+    back = html_to_grid(html)
+    assert [c.text for c in back.sorted_cells()] == ["<script>alert(1)</script>", 'A & "B"']
+
+
+def test_row_covered_by_spans_still_gets_its_tr():
+    grid = grid_from_spec(3, 2, [(0, 0, 2, 1), (0, 1, 2, 1)])
+    html = grid_to_html(grid)
+    assert html.count("<tr>") == 3
+    assert "<tr></tr>" in html
+    assert html_to_grid(html).shape_signature() == grid.shape_signature()
+
+
+def test_header_rows_in_thead_with_th():
+    grid = grid_from_spec(4, 3, [(0, 1, 1, 2), (0, 0, 2, 1)], header_rows=2)
+    html = grid_to_html(grid)
+    head, body = html.split("</thead>")
+    assert head.count("<tr>") == 2 and "<td" not in head
+    assert body.count("<tr>") == 2 and "<th" not in body
+    back = html_to_grid(html)
+    assert back.header_rows == 2 and back.shape_signature() == grid.shape_signature()
+
+
+@pytest.mark.parametrize("spans,header", [([], 0), ([(0, 0, 1, 3)], 1), ([(1, 0, 3, 1), (1, 1, 1, 2)], 1),
+                                          ([(0, 0, 2, 2), (2, 2, 2, 1)], 0)])
+def test_lxml_html5lib_and_our_parser_agree(spans, header):
+    grid = grid_from_spec(4, 3, spans, header_rows=header)
+    html = grid_to_html(grid)
+    expected = grid.shape_signature()
+    assert grid_via_lxml(html) == expected
+    assert grid_via_html5lib(html) == expected
+    assert html_to_grid(html).shape_signature() == expected
+
+
+def test_parser_repairs_ragged_and_overlapping_html():
+    grid = html_to_grid("<table><tr><td rowspan=3>a</td><td>b</td></tr><tr><td colspan=2>c</td></tr>"
+                        "<tr><td>d</td><td>e</td><td>f</td></tr></table>")
+    grid.owner_map()
+    assert (grid.n_rows, grid.n_cols) == (3, 4)
+    assert grid.repairs  # ragged rows padded, each repair listed
+
+
+def test_parser_clips_spans_running_past_the_table_and_absurd_values():
+    grid = html_to_grid('<table><tr><td rowspan="9" colspan="abc">a</td><td colspan="999999">b</td></tr></table>')
+    grid.owner_map()
+    assert grid.n_rows == 1 and grid.n_cols == 1001
+
+
+def test_parser_reads_first_table_and_flattens_nested_text():
+    grid = html_to_grid("<p>x</p><table><tr><td>out<table><tr><td>in</td></tr></table></td></tr></table>"
+                        "<table><tr><td>second</td></tr></table>")
+    assert [c.text for c in grid.cells] == ["out in"]
+
+
+def test_parser_rejects_text_without_table():
+    with pytest.raises(ValueError):
+        html_to_grid("no table here")
+
+
+def test_empty_grid_html():
+    assert grid_to_html(grid_from_spec(0, 0, [])) == "<table><tbody></tbody></table>"

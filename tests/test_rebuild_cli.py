@@ -1,0 +1,69 @@
+"""`tablesight rebuild` on good and hostile input: HTML out, or one clear line and exit 1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from gridgen import oracle_objects
+
+from worker.cli.main import main
+from worker.core.replay import payload
+
+
+def good_payload() -> dict:
+    objs, words, size = oracle_objects(3, 2, [(0, 0, 1, 2)], header_rows=1)
+    return payload(size, objs, words)
+
+
+def test_rebuild_prints_html(tmp_path, capsys):
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps(good_payload()))
+    assert main(["rebuild", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("<table><thead><tr><th colspan=\"2\">r0c0</th></tr></thead>")
+
+
+HOSTILE = {
+    "missing objects": {"image_size": [10, 10]},
+    "negative box": {"objects": [{"label": "table row", "score": 0.9, "bbox": [-5, 0, 10, 10]}]},
+    "nan box": '{"objects": [{"label": "table row", "score": 0.9, "bbox": [0, NaN, 10, 10]}]}',
+    "inverted box": {"objects": [{"label": "table row", "score": 0.9, "bbox": [10, 0, 5, 10]}]},
+    "bad label": {"objects": [{"label": "<b>", "score": 0.9, "bbox": [0, 0, 1, 1]}]},
+    "missing key": {"objects": [{"label": "table row", "bbox": [0, 0, 1, 1]}]},
+    "100k objects": {"objects": [{"label": "table row", "score": 0.9, "bbox": [0, 0, 1, 1]}] * 100_000},
+    "not json": "this is not json",
+    "a list": [1, 2, 3],
+    "deep nesting": "[" * 100_000 + "]" * 100_000,
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_rebuild_hostile_input_fails_cleanly(tmp_path, name):
+    value = HOSTILE[name]
+    f = tmp_path / "bad.json"
+    f.write_text(value if isinstance(value, str) else json.dumps(value))
+    proc = subprocess.run([sys.executable, "-m", "worker.cli.main", "rebuild", str(f)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and str(f) in lines[0]
+
+
+def test_rebuild_jsonl_keeps_order_and_reports_bad_lines(tmp_path, capsys):
+    f = tmp_path / "in.jsonl"
+    good = json.dumps(good_payload())
+    f.write_text("\n".join([good, "garbage", json.dumps(HOSTILE["negative box"]), good]) + "\n")
+    assert main(["rebuild", "--jsonl", str(f)]) == 1
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [("html" in o, "error" in o) for o in out] == [(True, False), (False, True), (False, True), (True, False)]
+    assert out[1]["error"].startswith("line 2: not JSON")
+    assert out[0]["html"] == out[3]["html"]
+
+
+def test_rebuild_usage_errors(tmp_path):
+    assert main(["rebuild"]) == 2
+    assert main(["rebuild", str(tmp_path / "missing.json")]) == 1

@@ -1,0 +1,1 @@
+"""The `tablesight` command: one module per subcommand, wired in main.py."""

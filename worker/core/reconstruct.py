@@ -1,0 +1,211 @@
+"""Structure objects + words -> a rectangular grid with spans, headers and cell text.
+
+Where the reference post-processing of Table Transformer goes wrong (DESIGN §5) this
+module does the opposite on purpose: empty rows and columns are kept, every slot belongs
+to exactly one cell, every span is a contiguous rectangle with boxes that match it, header
+rows may be several, and nothing the model said is dropped without a note in `repairs`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from worker.core.bands import Band, best_band, covered, interval, snap, suppress_duplicates
+from worker.core.cell_text import assign_words, reading_order_text
+from worker.core.geometry import clip, union_box
+from worker.core.spans import SpanRect, place_spans
+from worker.core.types import (
+    COLUMN,
+    COLUMN_HEADER,
+    PROJECTED_ROW_HEADER,
+    ROW,
+    SPANNING_CELL,
+    TABLE,
+    BBox,
+    Cell,
+    StructureObject,
+    TableGrid,
+    Word,
+)
+
+DEFAULT_THRESHOLDS: dict[str, float] = {
+    TABLE: 0.5,
+    ROW: 0.5,
+    COLUMN: 0.5,
+    COLUMN_HEADER: 0.5,
+    PROJECTED_ROW_HEADER: 0.5,
+    SPANNING_CELL: 0.5,
+}
+
+
+def _finite_box(b: BBox) -> bool:
+    return all(math.isfinite(v) for v in b) and b[2] > b[0] and b[3] > b[1]
+
+
+def _grid_box(tables: list[StructureObject], rows: list[StructureObject], cols: list[StructureObject],
+              words: list[Word], image_size: tuple[float, float] | None) -> BBox | None:
+    """The area the grid must tile: the best `table` box grown to hold every row and column."""
+    boxes: list[BBox] = []
+    if tables:
+        boxes.append(max(tables, key=lambda o: o.score).bbox)
+    if rows and cols:
+        boxes.append((min(c.bbox[0] for c in cols), min(r.bbox[1] for r in rows),
+                      max(c.bbox[2] for c in cols), max(r.bbox[3] for r in rows)))
+    elif rows or cols:
+        boxes.append(union_box(o.bbox for o in rows + cols))
+    if not boxes and words:
+        boxes.append(union_box(w.bbox for w in words))
+    if not boxes:
+        return None
+    box = union_box(boxes)
+    if image_size:
+        box = clip(box, (0.0, 0.0, float(image_size[0]), float(image_size[1])))
+    return box if _finite_box(box) else None
+
+
+def _bands(objs: Iterable[StructureObject], axis: str, lo: float, hi: float, cross: tuple[float, float],
+           max_overlap: float, what: str, repairs: list[str]) -> list[Band]:
+    """Bands of one axis, clipped to the grid box, de-duplicated and snapped to tile it."""
+    raw = []
+    for o in objs:
+        a, b = interval(o.bbox, axis)
+        c0, c1 = interval(o.bbox, "x" if axis == "y" else "y")
+        if min(c1, cross[1]) <= max(c0, cross[0]):
+            continue  # entirely beside the table
+        a, b = max(a, lo), min(b, hi)
+        if b > a:
+            raw.append(Band(a, b, o.score))
+    kept, dropped = suppress_duplicates(raw, max_overlap)
+    if dropped:
+        repairs.append(f"{dropped} duplicate {what}(s) suppressed")
+    if not kept:
+        repairs.append(f"no {what}s found: the table is read as one {what}")
+        kept = [Band(lo, hi, 0.0)]
+    return snap(kept, lo, hi)
+
+
+def _header_rows(headers: list[StructureObject], rows: list[Band]) -> set[int]:
+    found: set[int] = set()
+    for h in headers:
+        found.update(covered(rows, h.bbox[1], h.bbox[3]))
+    return found
+
+
+def _span_candidates(objs: list[StructureObject], rows: list[Band], cols: list[Band],
+                     header: set[int], repairs: list[str]) -> list[SpanRect]:
+    """Spanning cells snapped to the grid lines they cover, clipped to one side of the header."""
+    out = []
+    for o in objs:
+        rr = covered(rows, o.bbox[1], o.bbox[3])
+        cc = covered(cols, o.bbox[0], o.bbox[2])
+        if not rr:
+            best = best_band(rows, o.bbox[1], o.bbox[3])
+            rr = [best] if best is not None else []
+        if not cc:
+            best = best_band(cols, o.bbox[0], o.bbox[2])
+            cc = [best] if best is not None else []
+        if not rr or not cc:
+            continue
+        in_header = [r for r in rr if r in header]
+        if in_header and len(in_header) < len(rr):
+            # a cell cannot be both header and body: keep the side holding most of its rows
+            body = [r for r in rr if r not in header]
+            rr = in_header if len(in_header) >= len(body) else body
+            rr = list(range(min(rr), max(rr) + 1))
+            repairs.append("spanning cell crossing the header boundary clipped to one side")
+        out.append(SpanRect(rr[0], rr[-1], cc[0], cc[-1], o.score))
+    return out
+
+
+def reconstruct(objects: list[StructureObject], words: list[Word],
+                image_size: tuple[float, float] | None = None,
+                thresholds: dict[str, float] | None = None,
+                duplicate_overlap: float = 0.5) -> TableGrid:
+    """Rebuild one table. Pure function of its inputs; never raises on odd but valid input."""
+    limits = {**DEFAULT_THRESHOLDS, **(thresholds or {})}
+    repairs: list[str] = []
+    kept = [o for o in objects if _finite_box(o.bbox) and o.score >= limits.get(o.label, 1.1)]
+    by_label: dict[str, list[StructureObject]] = {}
+    for o in kept:
+        by_label.setdefault(o.label, []).append(o)
+    words = [w for w in words if _finite_box(w.bbox) and w.text.strip()]
+
+    box = _grid_box(by_label.get(TABLE, []), by_label.get(ROW, []), by_label.get(COLUMN, []),
+                    words, image_size)
+    if box is None:
+        return TableGrid(0, 0, [], repairs=["nothing to reconstruct: no table, rows, columns or words"],
+                         confidence=0.0, unassigned_words=words)
+    x0, y0, x1, y1 = box
+    rows = _bands(by_label.get(ROW, []), "y", y0, y1, (x0, x1), duplicate_overlap, "row", repairs)
+    cols = _bands(by_label.get(COLUMN, []), "x", x0, x1, (y0, y1), duplicate_overlap, "column", repairs)
+    n_rows, n_cols = len(rows), len(cols)
+
+    header = _header_rows(by_label.get(COLUMN_HEADER, []), rows)
+    prh_rows: set[int] = set()
+    fixed: list[SpanRect] = []
+    for o in sorted(by_label.get(PROJECTED_ROW_HEADER, []), key=lambda o: -o.score):
+        rr = [r for r in covered(rows, o.bbox[1], o.bbox[3]) if r not in header and r not in prh_rows]
+        if not rr:
+            continue
+        rr = list(range(rr[0], rr[-1] + 1))
+        if any(r in prh_rows for r in rr):
+            continue
+        prh_rows.update(rr)
+        fixed.append(SpanRect(rr[0], rr[-1], 0, n_cols - 1, o.score, projected=True))
+    spans = _span_candidates(sorted(by_label.get(SPANNING_CELL, []), key=lambda o: -o.score),
+                             rows, cols, header, repairs)
+    placed, span_repairs = place_spans(fixed, spans, n_rows, n_cols)
+    repairs.extend(span_repairs)
+
+    cells: list[Cell] = []
+    owner = [[-1] * n_cols for _ in range(n_rows)]
+    for rect in placed:
+        cells.append(Cell(rect.r0, rect.c0, rect.r1 - rect.r0 + 1, rect.c1 - rect.c0 + 1,
+                          is_projected_row_header=rect.projected, confidence=rect.score))
+    for i, cell in enumerate(cells):
+        for r, c in cell.slots():
+            owner[r][c] = i
+    for r in range(n_rows):
+        for c in range(n_cols):
+            if owner[r][c] == -1:
+                owner[r][c] = len(cells)
+                cells.append(Cell(r, c, confidence=min(rows[r].score, cols[c].score)))
+
+    boxes: list[BBox] = []
+    for cell in cells:
+        cell.bbox = (cols[cell.col].lo, rows[cell.row].lo,
+                     cols[cell.col + cell.colspan - 1].hi, rows[cell.row + cell.rowspan - 1].hi)
+        cell.is_header = all(r in header for r in range(cell.row, cell.row + cell.rowspan))
+        boxes.append(cell.bbox)
+
+    row_h = sorted(b.size for b in rows)[len(rows) // 2]
+    assignment = assign_words(words, rows, cols, owner, boxes, margin=max(row_h, 1.0))
+    for i, cell in enumerate(cells):
+        members = assignment.words.get(i, [])
+        cell.text = reading_order_text(members)
+        fits = assignment.fits.get(i, [])
+        ocr = [w.confidence for w in members if w.confidence is not None]
+        fit = sum(fits) / len(fits) if fits else 1.0
+        ocr_conf = sum(ocr) / len(ocr) if ocr else 1.0
+        cell.confidence = round(cell.confidence * fit * ocr_conf, 4)
+    if assignment.unassigned:
+        repairs.append(f"{len(assignment.unassigned)} word(s) outside the table left unassigned")
+
+    header_rows = 0
+    while header_rows < n_rows and header_rows in header:
+        header_rows += 1
+    tables = by_label.get(TABLE, [])
+    table_score = max((t.score for t in tables), default=1.0)
+    mean_cell = sum(c.confidence for c in cells) / len(cells) if cells else 0.0
+    return TableGrid(
+        n_rows=n_rows,
+        n_cols=n_cols,
+        cells=cells,
+        header_rows=header_rows,
+        row_bboxes=[(x0, b.lo, x1, b.hi) for b in rows],
+        col_bboxes=[(b.lo, y0, b.hi, y1) for b in cols],
+        confidence=round(table_score * mean_cell, 4),
+        repairs=repairs,
+        unassigned_words=assignment.unassigned,
+    )
