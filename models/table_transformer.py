@@ -1,0 +1,188 @@
+"""Table Transformer (detection and structure recognition): PIL images in, plain objects out.
+
+Preprocessing is ours, after the reference code (DESIGN §5): resize so the longest side is
+`max_size`, ImageNet mean/std, zero padding to the batch's largest H and W with a pixel
+mask. The hub's preprocessor configs are not trusted (the v1.1 one is incomplete).
+
+Boxes: DETR-style models predict (cx, cy, w, h) relative to the real (unpadded) image, as
+their targets were normalised per image before batch padding; transformers'
+`post_process_object_detection` likewise scales them by the original image size only. So
+scaling by the original width and height gives original pixels, padded batch or not.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from PIL import Image
+
+from models import weights
+from models.device import configure_threads, inference_dtype, resolve_device
+from worker.core.types import STRUCTURE_LABELS
+
+if TYPE_CHECKING:
+    from worker.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+DETECTION_LABELS = ("table", "table rotated")
+DETECTION_MAX_SIZE = 800
+STRUCTURE_MAX_SIZE = 1000
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+Detection = dict[str, Any]  # {"label": str, "score": float, "bbox": [x0, y0, x1, y1]}
+
+
+def resized_size(width: int, height: int, max_size: int) -> tuple[int, int]:
+    """(w, h) with the longest side scaled to `max_size` (up or down, as the reference does)."""
+    if width < 1 or height < 1:
+        raise ValueError(f"image of size {width}x{height} has no pixels")
+    scale = max_size / max(width, height)
+    return max(1, int(round(width * scale))), max(1, int(round(height * scale)))
+
+
+def make_batch(images: list[Image.Image], max_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Resized images as a zero-padded uint8 batch (B, 3, H, W) and its pixel mask (B, H, W).
+
+    uint8 keeps the host-to-device copy small; `normalize` runs on the device.
+    """
+    resized = [_rgb(im).resize(resized_size(*im.size, max_size), Image.Resampling.BILINEAR) for im in images]
+    height = max(im.height for im in resized)
+    width = max(im.width for im in resized)
+    pixels = torch.zeros((len(resized), 3, height, width), dtype=torch.uint8)
+    mask = torch.zeros((len(resized), height, width), dtype=torch.long)
+    for i, im in enumerate(resized):
+        pixels[i, :, : im.height, : im.width] = torch.from_numpy(np.asarray(im).copy()).permute(2, 0, 1)
+        mask[i, : im.height, : im.width] = 1
+    return pixels, mask
+
+
+def normalize(pixels: torch.Tensor, mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """ImageNet normalisation in fp32, padding kept at exactly 0 (as DETR pads), then cast."""
+    mean = torch.tensor(IMAGENET_MEAN, device=pixels.device).view(1, 3, 1, 1)
+    std = torch.tensor(IMAGENET_STD, device=pixels.device).view(1, 3, 1, 1)
+    values = (pixels.float() / 255.0 - mean) / std
+    return (values * mask[:, None].to(values.dtype)).to(dtype)
+
+
+def postprocess(logits: torch.Tensor, pred_boxes: torch.Tensor, sizes: list[tuple[int, int]],
+                id2label: dict[int, str]) -> list[list[Detection]]:
+    """Per image, every query as {label, score, bbox in original pixels}, best score first.
+
+    `sizes` are the original (width, height). The no-object class (last logit) is dropped
+    before the argmax, as the reference does; no threshold is applied here.
+    """
+    probs = logits.float().softmax(-1)[..., :-1]
+    scores, labels = probs.max(-1)
+    cx, cy, w, h = pred_boxes.float().unbind(-1)
+    boxes = torch.stack((cx - 0.5 * w, cy - 0.5 * h, cx + 0.5 * w, cy + 0.5 * h), dim=-1)
+    scale = torch.tensor([[wd, ht, wd, ht] for wd, ht in sizes], dtype=torch.float32, device=boxes.device)
+    boxes = boxes * scale[:, None, :]
+    boxes = torch.minimum(boxes.clamp(min=0), scale[:, None, :])
+    results: list[list[Detection]] = []
+    for img_scores, img_labels, img_boxes in zip(scores.tolist(), labels.tolist(), boxes.tolist()):
+        objects = [{"label": id2label[lab], "score": float(s), "bbox": [float(v) for v in box]}
+                   for s, lab, box in zip(img_scores, img_labels, img_boxes)]
+        objects.sort(key=lambda o: o["score"], reverse=True)
+        results.append(objects)
+    return results
+
+
+class TableTransformer:
+    """A loaded Table Transformer on one device; `predict` is its whole interface."""
+
+    def __init__(self, model: torch.nn.Module, *, model_id: str, revision: str | None, device: str,
+                 dtype: torch.dtype, max_size: int, batch_size: int = 1) -> None:
+        self.model = model
+        self.model_id = model_id
+        self.revision = revision
+        self.device = device
+        self.dtype = dtype
+        self.max_size = max_size
+        self.batch_size = batch_size
+        self.id2label: dict[int, str] = {int(k): v for k, v in model.config.id2label.items()}
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(self.id2label[i] for i in sorted(self.id2label))
+
+    @classmethod
+    def load(cls, ref: str, *, models_dir: Path | None = None, device: str = "auto", half_precision: bool = True,
+             max_size: int = DETECTION_MAX_SIZE, batch_size: int = 1,
+             expected_labels: tuple[str, ...] | None = None) -> TableTransformer:
+        """Load `ref` (folder or hub id[@revision]); WeightsNotFound says what to do if absent.
+
+        `use_pretrained_backbone=False` overrides the hub configs' `true`: the checkpoint
+        holds the backbone weights, and otherwise timm would try to fetch ImageNet weights.
+        """
+        from transformers import TableTransformerForObjectDetection
+
+        resolved = weights.resolve(ref, models_dir)
+        target = resolve_device(device)
+        dtype = inference_dtype(target, half_precision)
+        try:
+            model = TableTransformerForObjectDetection.from_pretrained(
+                resolved.path_or_id, revision=resolved.revision, local_files_only=resolved.local,
+                use_pretrained_backbone=False)
+        except OSError as exc:
+            raise weights.not_found(ref, resolved, models_dir, exc) from exc
+        model = model.to(device=target, dtype=dtype).eval()
+        runner = cls(model, model_id=resolved.hub_id or resolved.path_or_id, revision=resolved.revision,
+                     device=target, dtype=dtype, max_size=max_size, batch_size=batch_size)
+        if expected_labels is not None and set(runner.labels) != set(expected_labels):
+            raise ValueError(f"model {ref!r} has labels {list(runner.labels)}, expected {list(expected_labels)}: "
+                             "is the detection/structure model setting swapped?")
+        logger.info("loaded %s (revision %s) on %s as %s", runner.model_id, runner.revision, target, dtype)
+        return runner
+
+    def predict(self, images: list[Image.Image], batch_size: int | None = None) -> list[list[Detection]]:
+        """Objects for each image, in input order; see `postprocess` for their form.
+
+        Images are batched in order of aspect ratio, so each batch pads little (all are
+        resized to the same longest side, so aspect alone fixes the resized shape).
+        """
+        size = batch_size or self.batch_size
+        if size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {size}")
+        shapes = [resized_size(*im.size, self.max_size) for im in images]
+        order = sorted(range(len(images)), key=lambda i: shapes[i][1] / shapes[i][0])
+        results: list[list[Detection] | None] = [None] * len(images)
+        for start in range(0, len(order), size):
+            chunk = order[start : start + size]
+            for i, objects in zip(chunk, self._run([images[i] for i in chunk])):
+                results[i] = objects
+        return [r for r in results if r is not None]
+
+    def _run(self, images: list[Image.Image]) -> list[list[Detection]]:
+        pixels, mask = make_batch(images, self.max_size)
+        non_blocking = self.device.startswith("cuda")
+        pixels = pixels.to(self.device, non_blocking=non_blocking)
+        mask = mask.to(self.device, non_blocking=non_blocking)
+        with torch.inference_mode():
+            out = self.model(pixel_values=normalize(pixels, mask, self.dtype), pixel_mask=mask)
+            return postprocess(out.logits, out.pred_boxes, [im.size for im in images], self.id2label)
+
+
+def load_detector(settings: Settings) -> TableTransformer:
+    """The table detector named by DETECTION_MODEL (longest side 800)."""
+    configure_threads(settings.torch_threads)
+    return TableTransformer.load(settings.detection_model, models_dir=settings.models_dir, device=settings.device,
+                                 half_precision=settings.half_precision, max_size=DETECTION_MAX_SIZE,
+                                 batch_size=settings.detection_batch_size, expected_labels=DETECTION_LABELS)
+
+
+def load_structure(settings: Settings) -> TableTransformer:
+    """The structure recogniser named by STRUCTURE_MODEL (longest side 1000)."""
+    configure_threads(settings.torch_threads)
+    return TableTransformer.load(settings.structure_model, models_dir=settings.models_dir, device=settings.device,
+                                 half_precision=settings.half_precision, max_size=STRUCTURE_MAX_SIZE,
+                                 batch_size=settings.structure_batch_size, expected_labels=STRUCTURE_LABELS)
+
+
+def _rgb(image: Image.Image) -> Image.Image:
+    return image if image.mode == "RGB" else image.convert("RGB")
