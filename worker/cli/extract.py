@@ -1,0 +1,72 @@
+"""`tablesight extract FILE... --out DIR`: the whole pipeline in process, no broker."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from tqdm import tqdm
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("extract", help="run the pipeline in process on PDFs or images",
+                       description="Find tables, rebuild their structure and write HTML, crops and JSON.")
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="PDF, PNG, JPEG or TIFF files")
+    p.add_argument("--out", type=Path, help="output folder (default: TABLESIGHT_STORAGE_URL)")
+    p.add_argument("--pages", help="page ranges, e.g. 1-3,5,9- (default: all)")
+    p.add_argument("--dpi", type=int, help="render resolution for PDFs (default: TABLESIGHT_DPI)")
+    p.add_argument("--device", help="auto, cpu, cuda or cuda:N (default: TABLESIGHT_DEVICE)")
+    p.add_argument("--tables", choices=("detect", "page"), default="detect",
+                   help="detect: find tables on each page; page: each page/image is one table crop")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from worker.errors import TablesightError
+    from worker.pipeline import extract_document, load_stages
+    from worker.settings import get_settings
+    from worker.storage import LocalStorage, open_storage
+
+    settings = get_settings()
+    updates = {k: v for k, v in {"device": args.device, "dpi": args.dpi}.items() if v is not None}
+    if updates:
+        settings = settings.model_copy(update=updates)
+    storage = LocalStorage(args.out) if args.out else open_storage(settings.storage_url,
+                                                                   s3_endpoint_url=settings.s3_endpoint_url)
+    loaded = {}
+
+    def stages():
+        if "stages" not in loaded:
+            loaded["stages"] = load_stages(settings, tables=args.tables)
+        return loaded["stages"]
+
+    t0 = time.time()
+    n_pages = n_tables = failed = 0
+    quiet = args.no_progress or not sys.stderr.isatty()
+    for path in tqdm(args.files, desc="documents", unit="doc", disable=quiet or len(args.files) < 2):
+        bar = tqdm(desc=path.name, unit="page", disable=quiet, leave=False)
+        try:
+            manifest = extract_document(path, stages=stages, storage=storage, settings=settings,
+                                        pages=args.pages, dpi=args.dpi,
+                                        on_start=lambda n, bar=bar: bar.reset(total=n),
+                                        on_page=lambda _r, bar=bar: bar.update())
+        except TablesightError as exc:  # models or storage unusable: nothing else can run either
+            bar.close()
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        bar.close()
+        n_pages += len(manifest["pages_done"])
+        n_tables += len(manifest["tables"])
+        where = storage.location(f"{manifest['doc_id']}/manifest.json")
+        if manifest["status"] == "complete":
+            print(f"{path}: {len(manifest['tables'])} table(s) on {len(manifest['pages'])} page(s) -> {where}")
+        else:
+            failed += 1
+            reasons = "; ".join(e["reason"] for e in manifest["errors"][:3])
+            print(f"error: {path}: {manifest['status']}: {reasons} (manifest: {where})", file=sys.stderr)
+    print(f"done: {len(args.files)} document(s), {n_pages} page(s), {n_tables} table(s), "
+          f"{failed} failed, {time.time() - t0:.1f}s", file=sys.stderr)
+    return 1 if failed else 0
