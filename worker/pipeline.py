@@ -34,7 +34,7 @@ from worker.errors import InputError, TablesightError
 from worker.inputs import Document, open_document, parse_page_ranges
 from worker.outputs import build_manifest, manifest_key, page_key, table_id, write_table
 from worker.settings import Settings
-from worker.storage.base import Storage
+from worker.storage.base import Storage, StorageError
 from worker.text_layer import pdf_words
 
 logger = logging.getLogger(__name__)
@@ -274,14 +274,21 @@ def extract_document(path: Path, *, stages: Stages | Callable[[], Stages], stora
         on_start(len(page_list))
     active = stages() if callable(stages) else stages
     options["tables"] = "detect" if active.detector is not None else "page"
-    records = []
-    for result in process_pages(doc, page_list, doc_id=doc_id, stages=active, storage=storage,
-                                settings=settings, dpi=dpi):
-        records.append(result.record())
-        if on_page:
-            on_page(result)
+    records: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    try:
+        for result in process_pages(doc, page_list, doc_id=doc_id, stages=active, storage=storage,
+                                    settings=settings, dpi=dpi):
+            records.append(result.record())
+            if on_page:
+                on_page(result)
+    except StorageError:
+        raise  # the store itself is broken: no manifest can be written there either
+    except Exception as exc:  # a bug or a model failure must not take the other documents down
+        logger.exception("document %s failed", doc_id)
+        errors.append({"reason": f"internal error: {type(exc).__name__}: {exc}"})
     manifest = build_manifest(doc_id=doc_id, source=path.name, sha256=doc.sha256, kind=doc.kind,
-                              page_count=doc.page_count, pages=page_list, page_records=records, errors=[],
-                              models=active.models(), options=options, started=started)
+                              page_count=doc.page_count, pages=page_list, page_records=records,
+                              errors=errors, models=active.models(), options=options, started=started)
     storage.put_json(manifest_key(doc_id), manifest)
     return manifest
