@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from worker.errors import TablesightError
+
 logger = logging.getLogger(__name__)
 
 CONFIG_FILE = "config.json"
@@ -24,7 +26,7 @@ DOWNLOAD_PATTERNS = ["*.json", "*.safetensors", "*.bin"]
 _HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
-class WeightsNotFound(Exception):
+class WeightsNotFound(TablesightError):
     """Weights could not be found or loaded; the message says where we looked and what to do."""
 
 
