@@ -7,7 +7,7 @@ import logging
 import sys
 
 from worker import __version__
-from worker.cli import demo, extract, models_cmd, rebuild
+from worker.cli import demo, eval, extract, models_cmd, rebuild, settings_cmd
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -15,7 +15,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tablesight {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (extract, rebuild, demo, models_cmd):
+    for module in (extract, rebuild, demo, models_cmd, settings_cmd, eval):
         module.add_parser(sub)
     return parser
 

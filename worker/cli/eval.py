@@ -1,0 +1,41 @@
+"""`tablesight eval ...`: quality measurement on ground-truth tables (e.g. ../shared/eval/dev)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="measure quality on ground-truth tables")
+    esub = p.add_subparsers(dest="eval_command", required=True)
+    o = esub.add_parser("oracle", help="oracle (+ noisy) structure objects -> rebuild -> TEDS",
+                        description="Derive structure objects from ground-truth cell boxes, add noise at "
+                                    "several levels, rebuild, and report TEDS and TEDS-struct.")
+    o.add_argument("--data", type=Path, required=True, help="folder holding <set>/gt.jsonl")
+    o.add_argument("--levels", default=None, help="comma-separated noise levels (default: all)")
+    o.add_argument("--seed", type=int, default=0)
+    o.add_argument("--limit", type=int, help="at most this many tables (for a quick look)")
+    o.add_argument("--json", type=Path, dest="json_out", help="also write the full results here")
+    o.set_defaults(func=run_oracle)
+
+
+def run_oracle(args: argparse.Namespace) -> int:
+    from worker.evaluation.noise import LEVEL_NAMES
+    from worker.evaluation.oracle_eval import format_table, run_oracle_eval
+
+    if not args.data.is_dir():
+        print(f"error: {args.data}: no such folder", file=sys.stderr)
+        return 1
+    levels = args.levels.split(",") if args.levels else list(LEVEL_NAMES)
+    try:
+        results = run_oracle_eval(args.data, levels, args.seed, limit=args.limit)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(format_table(results))
+    if args.json_out:
+        args.json_out.write_text(json.dumps(results, indent=1))
+    return 0
