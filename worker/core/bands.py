@@ -35,10 +35,12 @@ def interval(box: BBox, axis: str) -> tuple[float, float]:
 
 
 def suppress_duplicates(bands: list[Band], max_overlap: float) -> tuple[list[Band], int]:
-    """Keep the best-scoring band of every group that overlaps by more than `max_overlap`.
+    """Keep the best-scoring band of every group whose 1-D IoU exceeds `max_overlap`.
 
-    Overlap is measured against the smaller band, so a thin duplicate inside a tall row is
-    caught too. Returns the survivors sorted along the axis and how many were dropped.
+    IoU rather than overlap of the smaller band: jittered true neighbours overlap a lot of
+    the thinner one, yet they are two rows; a real duplicate covers nearly the same extent.
+    (Measured with `tablesight eval oracle`: high noise TEDS 0.853 -> 0.880.)
+    Returns the survivors sorted along the axis and how many were dropped.
     """
     kept: list[Band] = []
     for band in sorted(bands, key=lambda b: (-b.score, b.lo)):
@@ -47,7 +49,8 @@ def suppress_duplicates(bands: list[Band], max_overlap: float) -> tuple[list[Ban
         duplicate = False
         for other in kept:
             shared = overlap_1d(band.lo, band.hi, other.lo, other.hi)
-            if shared > max_overlap * min(band.size, other.size):
+            union = band.size + other.size - shared
+            if union > 0 and shared / union > max_overlap:
                 duplicate = True
                 break
         if not duplicate:
