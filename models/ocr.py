@@ -1,0 +1,128 @@
+"""Words from an image by tesseract: the text source for pages without a text layer.
+
+Plain data out (DESIGN §2): `Word`s with boxes in the caller's pixel frame (`offset` shifts
+crop coordinates back onto the page) and confidence in 0..1.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytesseract
+from PIL import Image, ImageFilter
+
+from worker.core.types import Word
+from worker.errors import OcrUnavailable
+
+log = logging.getLogger(__name__)
+
+# Tesseract reads best with text lines ~20-40 px tall. Lines shorter than this (estimated from
+# the image, see _text_line_height) are read at UPSCALE_FACTOR. Measured on the sample tables
+# (worker.samples, clean and scan-noised): lines of 8-15 px go from 85% to 97.5% of words exact;
+# upscaling larger text costs ~2 points, hence the threshold.
+UPSCALE_BELOW_PX = 18
+UPSCALE_FACTOR = 2
+# Ruling lines make tesseract drop most words of a fully ruled table (measured: under half of
+# the words read, psm 11, any size), so they are erased first. A rule is a dark run at least
+# RULE_MIN_PX long (0.2 in at 200 dpi: longer than any glyph stroke of body text) and at most
+# RULE_MAX_THICKNESS_PX thick (so filled boxes and white-on-black headers survive).
+RULE_MIN_PX = 40
+RULE_MAX_THICKNESS_PX = 8
+_DARK = 160
+
+
+def ocr_words(image: Image.Image, *, lang: str = "eng", psm: int = 11,
+              offset: tuple[float, float] = (0, 0), upscale: float | None = None,
+              rule_min_px: int | None = RULE_MIN_PX) -> list[Word]:
+    """OCR `image`; words with text and a confidence, boxes shifted by `offset`.
+
+    `upscale` scales the image before OCR (boxes are mapped back); None means automatic:
+    `UPSCALE_FACTOR` when text lines are under `UPSCALE_BELOW_PX` tall, else 1.
+    psm 11 (sparse text) suits table crops: cells are scattered words, not paragraphs.
+    `rule_min_px` is the shortest ruling line erased before OCR (scale it with the render dpi:
+    about dpi / 5); None keeps the lines.
+    """
+    if upscale is not None and upscale <= 0:
+        raise ValueError("upscale must be positive")
+    image = image.convert("L")
+    if rule_min_px is not None:
+        image = erase_rules(image, rule_min_px)
+    if upscale is None:
+        line_h = _text_line_height(image)
+        upscale = UPSCALE_FACTOR if line_h is not None and line_h < UPSCALE_BELOW_PX else 1
+    log.debug("ocr %dx%d px, upscale %s, psm %s", image.width, image.height, upscale, psm)
+    if upscale != 1:
+        size = (max(1, round(image.width * upscale)), max(1, round(image.height * upscale)))
+        image = image.resize(size, Image.Resampling.LANCZOS)
+    try:
+        data = pytesseract.image_to_data(image, lang=lang, config=f"--psm {int(psm)}",
+                                         output_type=pytesseract.Output.DICT)
+    except pytesseract.TesseractNotFoundError as exc:
+        raise OcrUnavailable("tesseract is not installed or not on PATH (apt-get install tesseract-ocr)") from exc
+    except pytesseract.TesseractError as exc:
+        message = " ".join(str(exc.message).split())
+        if "Failed loading language" in message or "Error opening data file" in message:
+            raise OcrUnavailable(f"tesseract has no data for language {lang!r} "
+                                 f"(install tesseract-ocr-<lang>): {message[:200]}") from exc
+        raise
+    dx, dy = offset
+    words = []
+    for text, conf, left, top, width, height in zip(data["text"], data["conf"], data["left"],
+                                                    data["top"], data["width"], data["height"]):
+        text = text.strip()
+        conf = float(conf)
+        if not text or conf < 0:
+            continue
+        bbox = (left / upscale + dx, top / upscale + dy,
+                (left + width) / upscale + dx, (top + height) / upscale + dy)
+        words.append(Word(text, tuple(round(v, 2) for v in bbox), round(conf / 100, 4)))  # type: ignore[arg-type]
+    return words
+
+
+def erase_rules(image: Image.Image, min_len: int = RULE_MIN_PX,
+                max_thickness: int = RULE_MAX_THICKNESS_PX) -> Image.Image:
+    """The greyscale image with thin horizontal and vertical lines (table rules) painted white."""
+    grey = np.asarray(image.convert("L"))
+    dark = grey < _DARK
+    long_h, long_v = _runs(dark, min_len), _runs(dark.T, min_len).T
+    thick_v, thick_h = _runs(dark.T, max_thickness + 1).T, _runs(dark, max_thickness + 1)
+    rules = (long_h & ~thick_v) | (long_v & ~thick_h)
+    if not rules.any():
+        return image.convert("L")
+    # Crossings of two rules are thick both ways: take long-run pixels next to a rule. Then widen
+    # by one pixel for the grey anti-aliased fringe along each line.
+    crossings = _dilate(rules, 2 * (max_thickness // 2) + 1) & long_h & long_v
+    out = grey.copy()
+    out[_dilate(rules | crossings, 3)] = 255
+    return Image.fromarray(out)
+
+
+def _text_line_height(image: Image.Image) -> float | None:
+    """Median height of the bands of rows holding ink: the text line height of a table
+    (whose cells in one row share a baseline). None for a blank image."""
+    dark_rows = (np.asarray(image) < _DARK).sum(axis=1) >= 2
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], dark_rows.astype(np.int8), [0]])))
+    heights = edges[1::2] - edges[::2]
+    heights = heights[heights >= 3]  # specks
+    return float(np.median(heights)) if heights.size else None
+
+
+def _runs(mask: np.ndarray, length: int) -> np.ndarray:
+    """Pixels lying in a horizontal run of at least `length` True pixels."""
+    height, width = mask.shape
+    if length > width:
+        return np.zeros_like(mask)
+    zeros = np.zeros((height, 1), dtype=np.int32)
+    cs = np.concatenate([zeros, np.cumsum(mask, axis=1, dtype=np.int32)], axis=1)
+    full = (cs[:, length:] - cs[:, :-length]) == length  # window starting at j is all True
+    cf = np.concatenate([zeros, np.cumsum(full, axis=1, dtype=np.int32)], axis=1)
+    j = np.arange(width)
+    lo = np.clip(j - length + 1, 0, full.shape[1])
+    hi = np.clip(j + 1, 0, full.shape[1])
+    return (cf[:, hi] - cf[:, lo]) > 0
+
+
+def _dilate(mask: np.ndarray, size: int) -> np.ndarray:
+    img = Image.fromarray(mask.astype(np.uint8) * 255).filter(ImageFilter.MaxFilter(size))
+    return np.asarray(img) > 0
