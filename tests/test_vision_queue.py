@@ -1,0 +1,90 @@
+"""End to end through the queue: a real redis-server and a real Celery worker serving the docs,
+pages and vision queues, a vision server on loopback. A document is extracted, its tables are
+flagged needs_vision, VISION_AUTO_READ reads them on the vision queue, and `tablesight read`
+through the broker returns the stored read, or reads again with --force."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from queue_fixtures import REPO, RedisServer, Worker, sample_pdf, settings_from_env, wait_for, worker_env
+from vision_fixtures import GOOD, ChatServer
+
+from worker.queue.client import JobClient
+
+pytestmark = pytest.mark.slow
+
+HOSTILE_GOOD = GOOD.replace("<td>", '<td onclick="steal()">').replace("</table>", "<script>x()</script></table>")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory, tiny_models):
+    root = tmp_path_factory.mktemp("vision-queue")
+    server = RedisServer(root / "redis").start()
+    with ChatServer(default=("text", f"```html\n{HOSTILE_GOOD}\n```")) as vision:
+        env = worker_env(broker_url=server.url(0), storage_url=str(root / "store"), models=tiny_models,
+                         work_dir=root / "work", vision_backend="openai", vision_url=vision.url,
+                         vision_model="served-vlm", vision_auto_read="true", vision_retries=0)
+        worker = Worker("v1", env, root, queues="docs,pages,vision").start()
+        client = JobClient(settings_from_env(env))
+        yield {"env": env, "client": client, "store": root / "store", "vision": vision, "worker": worker}
+        client.close()
+        worker.kill()
+    server.stop()
+
+
+def read_cli(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "worker.cli.main", "read", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_extract_flag_read_through_the_queue(cluster, tmp_path):
+    client: JobClient = cluster["client"]
+    manifest = client.wait(client.enqueue(sample_pdf(tmp_path / "one.pdf", 1, seed=5)), timeout=90)
+    assert manifest["status"] == "complete"
+    hard = [t for t in manifest["tables"] if t["needs_vision"]]
+    assert hard and all(t["reasons"] for t in hard)
+    tables = cluster["store"] / manifest["doc_id"] / "tables"
+    ref = f"{manifest['doc_id']}/{hard[0]['table_id']}"
+    # VISION_AUTO_READ: the finished job queued a vision task per hard table
+    vision_json = tables / f"{hard[0]['table_id']}.vision.json"
+    wait_for(vision_json.exists, 60, interval=0.1, what="the automatic vision read")
+    record = json.loads(vision_json.read_text())
+    html = (tables / f"{hard[0]['table_id']}.vision.html").read_text()
+    assert record["status"] == "ok" and record["backend"] == "openai" and record["model"] == "served-vlm"
+    assert (tables / f"{hard[0]['table_id']}.png").is_file()  # stored next to the crop
+    assert "onclick" not in html and "script" not in html and "```" not in html
+    assert 'colspan="2"' in html and 'rowspan="2"' in html
+    assert record["agreement"]["teds"] is not None and record["agreement"]["teds_struct"] is not None
+    assert record["request_id"]  # written by a task
+    n_requests = len(cluster["vision"].requests)
+
+    # `tablesight read` through the broker: the stored read comes back, no new model call
+    proc = read_cli(cluster["env"], ref, "--wait", "--timeout", "60")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"{ref}: ok (stored read) 4x3") and "TEDS" in proc.stdout
+    assert len(cluster["vision"].requests) == n_requests
+
+    # --force reads again on the vision queue
+    proc = read_cli(cluster["env"], ref, "--wait", "--force", "--json", "--timeout", "60")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["status"] == "ok" and not result.get("cached") and result["agreement"]["teds"] is not None
+    assert len(cluster["vision"].requests) == n_requests + 1
+    assert json.loads(vision_json.read_text())["request_id"] not in (None, record["request_id"])  # a task read it
+
+    # the Python client: a task id, or the read's summary
+    summary = client.read_table(ref, wait=True, timeout=60)
+    assert summary["status"] == "ok" and summary["cached"] is True and summary["html_key"].endswith(".vision.html")
+    assert isinstance(client.read_table(ref), str)
+    with pytest.raises(ValueError):
+        client.read_table("not/a/ref/at/all")
+
+    # without --wait: one task id per table; an unknown table fails on the worker, clearly
+    proc = read_cli(cluster["env"], ref)
+    assert proc.returncode == 0 and proc.stdout.startswith(f"{ref}: queued as ")
+    proc = read_cli(cluster["env"], f"{manifest['doc_id']}/p0042-t01", "--wait", "--timeout", "60")
+    assert proc.returncode == 1 and "failed: no table" in proc.stdout
