@@ -1,95 +1,188 @@
-"""Retrieval-ready text from a grid: flattened header labels, labelled rows, Markdown.
+"""Retrieval-ready text from a grid: labelled row lines, a description header, Markdown.
 
-A value is only useful to retrieval next to its labels. Multi-level headers are flattened
-to one path per column (`2024 / Revenue`), spanning labels are repeated into every column
-or row they cover, and row-group labels (projected row headers) are carried into each row.
+Retrieval fails when a value is separated from its labels. So every body row becomes one
+line `Row label; Column label: value; ...` in which each value sits next to its full column
+path (and unit, when the unit was stated only in a caption or note), and the row label comes
+first with its section path. A plain-text description (caption, pages, column labels, units,
+notes) heads every chunk made from these lines. Markdown is offered too, flagged lossy when
+the grid has what Markdown cannot hold (spans, several header rows, section rows).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
+from worker.core.headers import (
+    PATH_SEP,
+    BodyRow,
+    body_rows,
+    clean,
+    column_paths,
+    header_rows_of,
+    is_value_like,
+)
 from worker.core.types import Cell, TableGrid
+from worker.core.units import column_units
+
+SERIALISATION_VERSION = 2
 
 
-def _slot_cells(grid: TableGrid) -> list[list[Cell]]:
-    slots: list[list[Cell | None]] = [[None] * grid.n_cols for _ in range(grid.n_rows)]
-    for cell in grid.cells:
-        for r, c in cell.slots():
-            slots[r][c] = cell
-    return slots  # type: ignore[return-value]
+@dataclass(slots=True)
+class TableContext:
+    """What surrounds a table on the page: caption above, notes below, the pages it is on."""
+
+    caption: str = ""
+    notes: list[str] = field(default_factory=list)
+    pages: list[int] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None, pages: list[int] | None = None) -> TableContext:
+        d = d or {}
+        return cls(str(d.get("caption") or ""), [str(n) for n in d.get("notes") or []],
+                   list(pages if pages is not None else d.get("pages") or []))
 
 
-def column_labels(grid: TableGrid) -> list[str]:
-    """One label per column: the header texts above it, top to bottom, joined with ' / '."""
-    slots = _slot_cells(grid)
-    labels = []
-    for c in range(grid.n_cols):
-        parts: list[str] = []
-        seen: set[int] = set()
-        for r in range(grid.header_rows):
-            cell = slots[r][c]
-            if id(cell) in seen or not cell.text:
-                continue
-            seen.add(id(cell))
-            if not parts or parts[-1] != cell.text:
-                parts.append(cell.text)
-        labels.append(" / ".join(parts))
-    return labels
-
-
-def row_records(grid: TableGrid) -> list[dict[str, Any]]:
-    """Body rows as {row, group, label, values[(column label, text)]}; spans repeated."""
-    slots = _slot_cells(grid)
-    labels = column_labels(grid)
-    group = ""
+def _numeric_columns(rows: list[BodyRow], n_cols: int) -> list[bool]:
     out = []
-    for r in range(grid.header_rows, grid.n_rows):
-        row = slots[r]
-        if row and all(cell is row[0] for cell in row) and (row[0].is_projected_row_header or grid.n_cols > 1):
-            group = row[0].text
-            continue
-        values = [(labels[c] or f"Column {c + 1}", row[c].text) for c in range(grid.n_cols)]
-        out.append({"row": r, "group": group, "label": row[0].text if row else "", "values": values})
+    for c in range(n_cols):
+        filled = [r.cells[c] for r in rows if r.kind == "data" and r.cells[c]]
+        out.append(c > 0 and bool(filled) and sum(is_value_like(v) for v in filled) >= 0.5 * len(filled))
     return out
 
 
-def row_lines(grid: TableGrid) -> list[str]:
-    """One `Label: value; Label: value` line per body row, the row label first."""
-    lines = []
-    for rec in row_records(grid):
-        parts = [f"{k}: {v}" for k, v in rec["values"] if v]
-        if rec["group"]:
-            parts.insert(0, f"Group: {rec['group']}")
-        lines.append("; ".join(parts))
-    return lines
+def line_labels(labels: list[str], units: list[dict[str, str] | None]) -> list[str]:
+    """Column labels as row lines use them: `Column N` for an unlabelled column, and a unit
+    stated only outside the header appended, so the value keeps it wherever the line goes."""
+    out = []
+    for c, label in enumerate(labels):
+        label = label or (f"Column {c + 1}" if c else "")
+        u = units[c] if c < len(units) else None
+        if u and u["source"] != "header":
+            label = f"{label} ({u['unit']})" if label else f"({u['unit']})"
+        out.append(label)
+    return out
+
+
+SPAN_JOIN = " + "
+
+
+def _span_label(labels: list[str], first: int, last: int) -> str:
+    """The label of a cell spanning columns first..last: its columns' distinct labels joined."""
+    out: list[str] = []
+    for label in labels[first:last + 1]:
+        if label and label not in out:
+            out.append(label)
+    return SPAN_JOIN.join(out)
+
+
+def row_line(row: BodyRow, labels: list[str]) -> str:
+    """`Row label; Column: value; ...` for one data row: the row label first (with its column's
+    label when it has one), empty cells left out, a cell spanning columns said once under
+    the joined labels of the columns it covers (`Q3 + Q4: Closed`)."""
+    n = len(row.cells)
+    starts = [c for c in range(n) if row.starts[c] or c == 0]
+    ends = [*(s - 1 for s in starts[1:]), n - 1]
+    parts = []
+    head = row.label
+    if head:
+        label = _span_label(labels, 0, ends[0])
+        parts.append(f"{label}: {head}" if label else head)
+    for first, last in zip(starts[1:], ends[1:]):
+        text = row.cells[first]
+        if text:
+            label = _span_label(labels, first, last)
+            parts.append(f"{label}: {text}" if label else text)
+    return "; ".join(parts)
 
 
 def _md_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return clean(text).replace("\\", "\\\\").replace("|", "\\|")
 
 
-def markdown(grid: TableGrid) -> tuple[str, bool]:
-    """Markdown table and whether it is lossy (spans repeated, header levels flattened)."""
+def markdown(grid: TableGrid, header_rows: int, labels: list[str], rows: list[BodyRow]) -> tuple[str, list[str]]:
+    """A Markdown table (header = flattened labels) and why it is lossy ([] when it is exact)."""
     if grid.n_rows == 0 or grid.n_cols == 0:
-        return "", False
-    lossy = any(c.rowspan > 1 or c.colspan > 1 for c in grid.cells) or grid.header_rows > 1
-    slots = _slot_cells(grid)
-    if grid.header_rows:
-        head = column_labels(grid)
-        body_start = grid.header_rows
-    else:
-        head = [""] * grid.n_cols
-        body_start = 0
-    lines = ["| " + " | ".join(_md_escape(h) for h in head) + " |",
-             "|" + "---|" * grid.n_cols]
-    for r in range(body_start, grid.n_rows):
-        lines.append("| " + " | ".join(_md_escape(slots[r][c].text) for c in range(grid.n_cols)) + " |")
-    return "\n".join(lines), lossy
+        return "", []
+    reasons = []
+    if header_rows > 1:
+        reasons.append(f"{header_rows} header rows flattened into one")
+    header_cells = [c for c in grid.cells if c.row < header_rows]
+    if header_rows == 1 and any(c.colspan > 1 for c in header_cells):
+        reasons.append("header cells spanning columns repeated")
+    if any(r.kind == "group" for r in rows):
+        reasons.append("section rows written in the first column")
+    if any(c.row >= header_rows and (c.rowspan > 1 or c.colspan > 1) and not c.is_projected_row_header
+           and not (c.colspan == grid.n_cols and c.rowspan == 1) for c in grid.cells):
+        reasons.append("cells spanning rows or columns repeated")
+    lines = ["| " + " | ".join(_md_escape(h) for h in labels) + " |", "|" + "---|" * grid.n_cols]
+    for r in rows:
+        cells = [r.cells[0], *[""] * (grid.n_cols - 1)] if r.kind == "group" else r.cells
+        lines.append("| " + " | ".join(_md_escape(t) for t in cells) + " |")
+    return "\n".join(lines), reasons
 
 
-def serialisations(grid: TableGrid) -> dict[str, Any]:
-    """Everything the per-table JSON stores for retrieval."""
-    md, lossy = markdown(grid)
-    return {"column_labels": column_labels(grid), "markdown": md, "markdown_lossy": lossy,
-            "row_lines": row_lines(grid)}
+def describe(context: TableContext, labels: list[str], units: list[dict[str, str] | None],
+             table_id: str = "") -> str:
+    """The plain-text header of a table and of each of its chunks."""
+    title = context.caption or (f"Table {table_id}" if table_id else "Table")
+    lines = [f"Table: {title}"]
+    if context.pages:
+        pages = sorted(set(context.pages))
+        lines.append(f"Page: {pages[0]}" if len(pages) == 1 else f"Pages: {pages[0]}-{pages[-1]}")
+    shown = [label or ("(row label)" if c == 0 else f"Column {c + 1}") for c, label in enumerate(labels)]
+    if shown:
+        lines.append("Columns: " + " | ".join(shown))
+    with_units = [f"{shown[c]}: {u['unit']}" for c, u in enumerate(units) if u]
+    if with_units:
+        lines.append("Units: " + "; ".join(with_units))
+    if context.notes:
+        lines.append("Notes: " + " ".join(context.notes))
+    return "\n".join(lines)
+
+
+def serialisations(grid: TableGrid, context: TableContext | None = None, table_id: str = "") -> dict[str, Any]:
+    """Everything a table's JSON stores for retrieval (and chunking re-reads from it)."""
+    context = context or TableContext()
+    header_rows, header_source = header_rows_of(grid)
+    paths = column_paths(grid, header_rows)
+    labels = [PATH_SEP.join(p) for p in paths]
+    rows = body_rows(grid, header_rows)
+    units = column_units(paths, _numeric_columns(rows, grid.n_cols), context.caption, context.notes)
+    used = line_labels(labels, units)
+    lines = [row_line(r, used) if r.kind == "data" else "" for r in rows]
+    md, lossy = markdown(grid, header_rows, labels, rows)
+    return {
+        "version": SERIALISATION_VERSION,
+        "header_rows": header_rows,
+        "header_source": header_source,
+        "column_paths": paths,
+        "column_labels": labels,
+        "units": [{"col": c, "label": labels[c], **u} for c, u in enumerate(units) if u],
+        "caption": context.caption,
+        "notes": list(context.notes),
+        "pages": list(context.pages),
+        "description": describe(context, labels, units, table_id),
+        "rows": [{"row": r.row, "kind": r.kind, "group": r.group, "block": r.block, "section": r.section,
+                  "line": line} for r, line in zip(rows, lines)],
+        "row_lines": [line for line in lines if line],
+        "markdown": md,
+        "markdown_lossy": bool(lossy),
+        "markdown_lossy_reasons": lossy,
+    }
+
+
+def rows_text(ser: dict[str, Any]) -> str:
+    """The `<table_id>.rows.txt` file: the description, a blank line, one line per data row."""
+    return ser["description"] + "\n\n" + "\n".join(ser["row_lines"]) + "\n"
+
+
+def grid_from_dict(d: dict[str, Any]) -> TableGrid:
+    """A grid back from the `grid` object of a table's JSON (TableGrid.to_dict)."""
+    cells = [Cell(int(c["row"]), int(c["col"]), int(c.get("rowspan", 1)), int(c.get("colspan", 1)),
+                  str(c.get("text") or ""), tuple(c["bbox"]) if c.get("bbox") else None,
+                  bool(c.get("is_header")), bool(c.get("is_projected_row_header")),
+                  float(c.get("confidence", 1.0)))
+             for c in d.get("cells", [])]
+    return TableGrid(int(d["n_rows"]), int(d["n_cols"]), cells, header_rows=int(d.get("header_rows", 0)),
+                     confidence=float(d.get("confidence", 1.0)), repairs=list(d.get("repairs", [])))

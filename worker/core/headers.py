@@ -1,0 +1,201 @@
+"""Header flattening and row grouping: every value gets the full path of its labels.
+
+A retrieval chunk holding `1,350` is useless unless `2024 / Revenue` and `North` travel
+with it. So each column gets one label carrying its whole header path (spanning group
+labels repeated into every column they cover), and each body row knows its row label and
+the row-group labels above it (projected row headers, full-width section rows); cells that
+span rows are repeated into every row they cover.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from worker.core.types import Cell, TableGrid
+
+PATH_SEP = " / "
+
+_YEAR = re.compile(r"^(?:19|20)\d\d(?:\s*[-/–]\s*(?:\d\d|\d{4}))?[a-z*]?$")
+_PLACEHOLDER = {"-", "–", "—", "n/a", "na", "n.a.", "..", "...", "x", "*", "nil", "none", "—/—"}
+_NUMBERISH = re.compile(r"^[\s(+\-–−<>≤≥~±£$€¥%]*\d[\d\s.,%/:()+\-–−×x*]*[a-zA-Z%‰]{0,12}\)?$")
+
+
+def clean(text: str) -> str:
+    """Whitespace collapsed to single spaces: labels and values are compared and joined as one line."""
+    return " ".join(text.split())
+
+
+def is_value_like(text: str) -> bool:
+    """A number, amount, percentage or a placeholder dash: what body cells hold, not labels."""
+    t = clean(text)
+    if not t:
+        return False
+    if t.lower() in _PLACEHOLDER:
+        return True
+    return bool(_NUMBERISH.match(t)) and not _YEAR.match(t)
+
+
+def slot_cells(grid: TableGrid) -> list[list[Cell]]:
+    """The cell owning each (row, col) slot; a span's cell appears in every slot it covers."""
+    slots: list[list[Cell | None]] = [[None] * grid.n_cols for _ in range(grid.n_rows)]
+    for cell in grid.cells:
+        for r, c in cell.slots():
+            if 0 <= r < grid.n_rows and 0 <= c < grid.n_cols:
+                slots[r][c] = cell
+    for r, row in enumerate(slots):  # a broken partition must not crash a serialiser
+        for c, cell in enumerate(row):
+            if cell is None:
+                row[c] = Cell(r, c)
+    return slots  # type: ignore[return-value]
+
+
+def _row_texts(slots: list[list[Cell]], r: int) -> list[str]:
+    return [clean(cell.text) for cell in slots[r]]
+
+
+def infer_header_rows(grid: TableGrid, max_rows: int = 3) -> int:
+    """Leading rows that look like a column header, for grids whose structure marks none.
+
+    Conservative on purpose (a data row taken for labels mislabels every value below it):
+    row 0 qualifies when all its texts are labels (years count as labels), it has a label
+    beyond the first column, and some column below it is mostly values. Further rows join
+    while they are labels too and the row above has a label spanning columns or they leave
+    the first column empty (the shape of sub-header rows).
+    """
+    if grid.n_rows < 2 or grid.n_cols < 2:
+        return 0
+    slots = slot_cells(grid)
+
+    def labels_only(r: int) -> bool:
+        texts = _row_texts(slots, r)
+        return any(texts[1:]) and not any(is_value_like(t) for t in texts)
+
+    if not labels_only(0):
+        return 0
+    k = 1
+    while k < min(max_rows, grid.n_rows - 1) and labels_only(k):
+        above_spans = any(cell.colspan > 1 and cell.row + cell.rowspan - 1 == k - 1 for cell in slots[k - 1])
+        stub_empty = not clean(slots[k][0].text) or slots[k][0].row < k
+        if not (above_spans or stub_empty):
+            break
+        k += 1
+    for c in range(1, grid.n_cols):
+        values = [clean(slots[r][c].text) for r in range(k, grid.n_rows)]
+        filled = [v for v in values if v]
+        if filled and sum(is_value_like(v) for v in filled) >= 0.5 * len(filled):
+            return k
+    return 0
+
+
+def header_rows_of(grid: TableGrid) -> tuple[int, str]:
+    """Header rows to use and where they come from: 'model', 'inferred' or 'none'."""
+    if grid.header_rows > 0:
+        return grid.header_rows, "model"
+    inferred = infer_header_rows(grid)
+    return (inferred, "inferred") if inferred else (0, "none")
+
+
+def column_paths(grid: TableGrid, header_rows: int) -> list[list[str]]:
+    """Per column, the distinct header texts above it, top to bottom.
+
+    A spanning header cell appears in the path of every column it covers; a cell spanning
+    several header rows appears once; an empty corner gives an empty path.
+    """
+    slots = slot_cells(grid)
+    paths = []
+    for c in range(grid.n_cols):
+        parts: list[str] = []
+        seen: set[int] = set()
+        for r in range(min(header_rows, grid.n_rows)):
+            cell = slots[r][c]
+            text = clean(cell.text)
+            if id(cell) in seen or not text:
+                continue
+            seen.add(id(cell))
+            if not parts or parts[-1] != text:
+                parts.append(text)
+        paths.append(parts)
+    return paths
+
+
+def column_labels(grid: TableGrid, header_rows: int | None = None) -> list[str]:
+    """One label per column: its header path joined with ' / ' (e.g. `2024 / Revenue (£m)`)."""
+    if header_rows is None:
+        header_rows = header_rows_of(grid)[0]
+    return [PATH_SEP.join(p) for p in column_paths(grid, header_rows)]
+
+
+@dataclass(slots=True)
+class BodyRow:
+    """One grid row below the header, as retrieval sees it.
+
+    kind: 'data', 'group' (a section label row), 'header' (a header repeated in the body)
+    or 'empty'. `group` is the path of section labels in force; `block` numbers runs of rows
+    tied together by cells spanning rows; `section` numbers the runs under one group path.
+    `cells` holds each slot's text (spans repeated); `starts` whether the slot's cell starts
+    in this column (a colspan is repeated but known as one cell).
+    """
+
+    row: int
+    kind: str
+    cells: list[str]
+    starts: list[bool]
+    group: list[str] = field(default_factory=list)
+    block: int = 0
+    section: int = 0
+
+    @property
+    def label(self) -> str:
+        """The row label: section path and first-column text, joined as a path."""
+        return PATH_SEP.join([*self.group, self.cells[0]] if self.cells and self.cells[0] else self.group)
+
+
+def _is_group_row(row: list[Cell], n_cols: int) -> bool:
+    first = row[0]
+    if first.is_projected_row_header and all(cell is first for cell in row):
+        return True
+    return n_cols > 1 and all(cell is first for cell in row) and bool(clean(first.text))
+
+
+def body_rows(grid: TableGrid, header_rows: int) -> list[BodyRow]:
+    """Every row below the header, classified, with group paths and blocks filled in.
+
+    Consecutive group rows nest (`Assets / Current assets`); a group row after data rows
+    starts a new path. Only structural groups count (projected row headers and rows that
+    are one full-width cell): a row with text in the first column alone may be a wrapped
+    label, and guessing wrong would mislabel every row after it.
+    """
+    slots = slot_cells(grid)
+    header_texts = [_row_texts(slots, r) for r in range(header_rows)]
+    out: list[BodyRow] = []
+    path: list[str] = []
+    last_kind = "data"
+    section = 0
+    block = -1
+    block_end = -1
+    for r in range(header_rows, grid.n_rows):
+        row = slots[r]
+        texts = _row_texts(slots, r)
+        starts = [cell.col == c for c, cell in enumerate(row)]
+        if _is_group_row(row, grid.n_cols):
+            text = texts[0]
+            if text and row[0].row == r:  # a group cell spanning rows counts once
+                path = [*path, text] if last_kind == "group" else [text]
+                if last_kind != "group":
+                    section += 1
+            kind = "group"
+        elif all(cell.is_header for cell in row) or (texts in header_texts and any(texts)):
+            kind = "header"
+        elif not any(texts):
+            kind = "empty"
+        else:
+            kind = "data"
+        if r > block_end:
+            block += 1
+        block_end = max([block_end] + [cell.row + cell.rowspan - 1 for cell in row
+                                       if cell.rowspan > 1 and not _is_group_row(row, grid.n_cols)])
+        out.append(BodyRow(r, kind, texts, starts, list(path), block, section))
+        if kind in ("group", "data"):
+            last_kind = kind
+    return out
