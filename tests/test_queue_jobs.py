@@ -1,0 +1,228 @@
+"""Jobs through real Celery workers and a real redis-server, local-folder storage: multi-page
+documents with progress, deduplication, the CLI, bad input, ten documents on two workers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from queue_fixtures import REPO, RedisServer, Worker, progress_log, sample_pdf, settings_from_env, wait_for, worker_env
+
+from worker.queue.client import JobClient, JobNotFinished, JobNotFound
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory, tiny_models):
+    root = tmp_path_factory.mktemp("queue-jobs")
+    server = RedisServer(root / "redis").start()
+    env = worker_env(broker_url=server.url(0), storage_url=str(root / "store"), models=tiny_models,
+                     work_dir=root / "work", max_file_bytes=2_000_000, max_page_pixels=20_000_000)
+    workers = [Worker("w1", env, root).start()]
+    # the client's own file limit is the default: the workers' smaller one is tested through the queue
+    client = JobClient(settings_from_env(env).model_copy(update={"max_file_bytes": 500 * 1024 * 1024}))
+    yield {"root": root, "env": env, "client": client, "workers": workers, "store": root / "store",
+           "server": server}
+    client.close()
+    for w in workers:
+        w.kill()
+    server.stop()
+
+
+def test_multi_page_pdf_with_progress_and_a_whole_manifest(cluster, tmp_path):
+    client: JobClient = cluster["client"]
+    pdf = sample_pdf(tmp_path / "three.pdf", 3, seed=1)
+    t0 = time.monotonic()
+    job_id = client.enqueue(pdf)
+    with pytest.raises(JobNotFinished):
+        client.result(job_id)
+    final, seen = progress_log(client, job_id, timeout=90)
+    print(f"3 pages in {time.monotonic() - t0:.1f} s (first task loads the models)")
+    assert final["status"] == "complete", final
+    # progress was visible while it ran: pages counted one by one, a page seen running
+    done_counts = [st["pages_done"] for st in seen if st["status"] == "running"]
+    assert any(0 < n < 3 for n in done_counts), done_counts
+    assert any(info["state"] == "running" for st in seen for info in st["pages"].values())
+    assert final["pages_total"] == 3 and final["pages_done"] == 3
+    assert all(info["state"] == "done" and info["attempts"] == 1 for info in final["pages"].values())
+
+    manifest = client.result(job_id)
+    assert manifest == client.wait(job_id, timeout=1)
+    assert manifest["status"] == "complete" and manifest["job_id"] == job_id
+    assert manifest["pages"] == manifest["pages_done"] == [1, 2, 3]
+    assert [t["table_id"] for t in manifest["tables"]] == ["p0001-t01", "p0002-t01", "p0003-t01"]
+    assert manifest["source"] == "three.pdf" and manifest["errors"] == []
+    assert {"render", "detection", "structure", "ocr", "storage"} <= set(manifest["timings"])
+    doc = cluster["store"] / manifest["doc_id"]
+    assert json.loads((doc / "manifest.json").read_text()) == manifest
+    for t in manifest["tables"]:
+        for key in t["files"].values():
+            assert (cluster["store"] / key).is_file()
+    assert (doc / "source" / "input.bin").read_bytes() == pdf.read_bytes()
+    # every line logged in a task names its task: `<job id>.doc` or `<job id>.pNNNN` (job and page)
+    lines = [line for line in cluster["workers"][0].text().splitlines() if "ForkPoolWorker" in line]
+    ours = [line for line in lines if job_id in line]
+    assert any(f"tablesight.pages[{job_id}.p0002] [job={job_id} page=2] 1 table(s)" in line for line in ours)
+    assert all(" INFO " not in line or "tablesight." in line for line in lines), lines
+    # the same document and options: the same job, no new work
+    assert client.enqueue(pdf) == job_id
+    assert client.enqueue(pdf.read_bytes(), name="again.pdf") == job_id
+
+
+def test_force_reruns_and_other_options_are_another_job(cluster, tmp_path):
+    client: JobClient = cluster["client"]
+    pdf = sample_pdf(tmp_path / "two.pdf", 2, seed=2)
+    first = client.enqueue(pdf, {"pages": "2"})
+    assert client.wait(first, timeout=60)["pages"] == [2]
+    forced = client.enqueue(pdf, {"pages": "2"}, force=True)
+    assert forced != first
+    manifest = client.wait(forced, timeout=60)
+    assert manifest["status"] == "complete" and manifest["job_id"] == forced
+    assert client.status(forced)["pages"]["2"]["reused"] is False  # forced: done again, not reused
+    assert client.enqueue(pdf, {"pages": "2"}) == forced  # the newest job answers from now on
+    both = client.enqueue(pdf, {"pages": "1-2"})
+    assert both not in (first, forced)
+    st = client.status(both)
+    manifest = client.wait(both, timeout=60)
+    assert manifest["pages"] == [1, 2] and manifest["status"] == "complete"
+    pages = client.status(both)["pages"]
+    assert pages["2"]["reused"] is True and pages["1"]["reused"] is False  # page 2's record was this options'
+    assert st["options"] == {"dpi": 100, "pages": "1-2", "tables": "detect"}
+    with pytest.raises(JobNotFound):
+        client.status("0" * 32)
+
+
+def bad_inputs(folder: Path) -> dict[str, tuple[Path, str]]:
+    from pypdf import PdfWriter
+
+    from worker.samples import make_scanned_pdf
+
+    folder.mkdir()
+    out: dict[str, tuple[Path, str]] = {}
+    corrupt = folder / "corrupt.pdf"
+    corrupt.write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog >>\ngarbage" * 3)
+    out["corrupt"] = (corrupt, "corrupt")
+    good = folder / "good.pdf"
+    make_scanned_pdf(good, [Image.new("RGB", (200, 200), "white")])
+    writer = PdfWriter(clone_from=good)
+    writer.encrypt("secret")
+    encrypted = folder / "encrypted.pdf"
+    with encrypted.open("wb") as fh:
+        writer.write(fh)
+    out["encrypted"] = (encrypted, "encrypted")
+    empty = folder / "empty.pdf"
+    empty.write_bytes(b"")
+    out["empty"] = (empty, "empty")
+    text = folder / "notes.pdf"
+    text.write_text("just some text\n")
+    out["not a pdf"] = (text, "not a pdf")
+    huge = folder / "huge-page.pdf"
+    Image.new("RGB", (200, 200), "white").save(huge, "PDF", resolution=0.5)  # 400 in square at 100 dpi
+    out["huge page"] = (huge, "pixels")
+    big = folder / "big.pdf"
+    big.write_bytes(good.read_bytes() + b"\n%" + b"x" * 2_100_000 + b"\n")  # a valid PDF over the workers' 2 MB
+    out["oversized"] = (big, "over the limit")
+    return out
+
+
+def test_bad_input_fails_fast_with_the_reason_and_the_worker_keeps_serving(cluster, tmp_path):
+    client: JobClient = cluster["client"]
+    bad = bad_inputs(tmp_path / "bad")
+    jobs = {name: (client.enqueue(path), time.monotonic()) for name, (path, _) in bad.items()}
+    good = client.enqueue(sample_pdf(tmp_path / "good.pdf", 1, seed=3))
+    for name, (job_id, t0) in jobs.items():
+        st = wait_for(lambda: (s := client.status(job_id))["status"] in ("failed", "complete") and s, 15,
+                      what=f"{name} to fail")
+        assert st["status"] == "failed", (name, st)
+        assert time.monotonic() - t0 < 15
+        assert bad[name][1] in st["reason"].lower(), (name, st["reason"])
+        manifest = client.result(job_id)
+        assert manifest["status"] == "failed" and bad[name][1] in manifest["errors"][0]["reason"].lower()
+        # no retry storm: the document task ran once, no page task was sent
+        log = cluster["workers"][0].text()
+        assert log.count(f"tablesight.document[{job_id}.doc] received") == 1, name
+        assert f"{job_id}.p0" not in log
+    assert client.wait(good, timeout=60)["status"] == "complete"
+    # the client refuses an input over its own limit without uploading it
+    small = JobClient(client.settings.model_copy(update={"max_file_bytes": 1000}))
+    refused = small.enqueue(sample_pdf(tmp_path / "refused.pdf", 1, seed=4))
+    assert small.status(refused)["status"] == "failed"
+    assert "over the limit" in small.result(refused)["errors"][0]["reason"]
+    small.close()
+
+
+def test_broken_models_fail_each_page_once_with_the_reason(cluster, tmp_path):
+    # its own Redis database: its own queues and jobs, next to the healthy worker's
+    env = {**cluster["env"], "TABLESIGHT_BROKER_URL": cluster["server"].url(1),
+           "TABLESIGHT_STRUCTURE_MODEL": str(tmp_path / "no-such-model")}
+    worker = Worker("broken", env, cluster["root"]).start()
+    cluster["workers"].append(worker)
+    client = JobClient(settings_from_env(env))
+    job_id = client.enqueue(sample_pdf(tmp_path / "x.pdf", 2, seed=6))
+    st = wait_for(lambda: (s := client.status(job_id))["status"] not in ("queued", "running") and s, 90,
+                  what="the job to end")
+    assert st["status"] == "failed" and st["pages_failed"] == 2
+    assert [e["page"] for e in st["errors"]] == [1, 2]
+    assert all("WeightsNotFound" in e["reason"] and "no-such-model" in e["reason"] for e in st["errors"])
+    assert all(info["attempts"] == 1 for info in st["pages"].values())  # a set-up error is not retried
+    manifest = client.result(job_id)
+    assert manifest["status"] == "failed" and manifest["tables"] == [] and len(manifest["errors"]) == 2
+    client.close()
+    worker.kill()
+
+
+def test_cli_enqueue_wait_status_result(cluster, tmp_path):
+    env = cluster["env"]
+    pdf = sample_pdf(tmp_path / "cli.pdf", 2, seed=5)
+    cli = [sys.executable, "-m", "worker.cli.main"]
+    proc = subprocess.run([*cli, "enqueue", str(pdf), "--wait", "--timeout", "90"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    job_id = proc.stdout.strip()
+    assert len(job_id) == 32 and "2 table(s) on 2 page(s)" in proc.stderr
+    status = subprocess.run([*cli, "status", job_id], cwd=REPO, env=env, capture_output=True, text=True)
+    assert status.returncode == 0 and json.loads(status.stdout)["status"] == "complete"
+    result = subprocess.run([*cli, "result", job_id], cwd=REPO, env=env, capture_output=True, text=True)
+    assert result.returncode == 0 and json.loads(result.stdout)["pages_done"] == [1, 2]
+    missing = subprocess.run([*cli, "status", "f" * 32], cwd=REPO, env=env, capture_output=True, text=True)
+    assert missing.returncode == 1 and "no job" in missing.stderr
+    usage = subprocess.run([*cli, "enqueue", str(pdf), "--pages", "3-1"], cwd=REPO, env=env, capture_output=True,
+                           text=True)
+    assert usage.returncode == 2
+    bad = tmp_path / "bad.pdf"
+    bad.write_text("not a pdf")
+    mixed = subprocess.run([*cli, "enqueue", str(bad), str(tmp_path / "missing.pdf"), "--wait", "--timeout", "60"],
+                           cwd=REPO, env=env, capture_output=True, text=True, timeout=90)
+    assert mixed.returncode == 1 and len(mixed.stdout.split()) == 1
+    assert "not a PDF" in mixed.stderr and "missing.pdf" in mixed.stderr
+
+
+def test_ten_documents_on_two_workers_none_twice(cluster, tmp_path):
+    client: JobClient = cluster["client"]
+    cluster["workers"].append(Worker("w2", cluster["env"], cluster["root"]).start())
+    pdfs = [sample_pdf(tmp_path / f"doc{i}.pdf", 2, seed=10 + i) for i in range(10)]
+    t0 = time.monotonic()
+    jobs = [client.enqueue(p) for p in pdfs]
+    assert len(set(jobs)) == 10
+    manifests = [client.wait(j, timeout=180) for j in jobs]
+    elapsed = time.monotonic() - t0
+    print(f"10 documents, 20 pages on two workers in {elapsed:.1f} s")
+    by_worker: dict[str, int] = {}
+    for job_id, manifest in zip(jobs, manifests):
+        assert manifest["status"] == "complete" and manifest["pages_done"] == [1, 2]
+        assert [t["table_id"] for t in manifest["tables"]] == ["p0001-t01", "p0002-t01"]
+        for info in client.status(job_id)["pages"].values():
+            assert info["attempts"] == 1 and info["reused"] is False  # every page ran exactly once
+            by_worker[info["worker"]] = by_worker.get(info["worker"], 0) + 1
+    assert sum(by_worker.values()) == 20
+    assert set(by_worker) == {"w1@test", "w2@test"}, by_worker
+    logs = "".join(w.text() for w in cluster["workers"])
+    for job_id in jobs:
+        for page in (1, 2):
+            assert logs.count(f"tablesight.pages[{job_id}.p{page:04d}] received") == 1

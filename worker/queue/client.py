@@ -1,0 +1,246 @@
+"""The job API: enqueue a document, follow its progress, fetch its manifest.
+
+    from worker.queue import client
+    job_id = client.enqueue("report.pdf", {"pages": "1-3", "dpi": 200})
+    client.status(job_id)        # {"status": "running", "pages_done": 1, "pages_total": 3, "pages": {...}}
+    manifest = client.wait(job_id, timeout=600)
+    client.read_table(f"{manifest['doc_id']}/p0001-t01", wait=True)  # vision read of one table
+
+The input is uploaded to storage under a content-addressed key (`<doc_id>/source/input.bin`);
+only ids travel through the broker, so any node can fetch it. The same document with the
+same options maps to the same job (its id and result come back) unless `force=True`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from worker.errors import TablesightError
+from worker.inputs import parse_page_ranges
+from worker.queue.app import DOCUMENT_TASK, make_app
+from worker.queue.finish import fail_job, job_manifest_key
+from worker.queue.state import TERMINAL, JobState, now_iso, options_hash, valid_job_id
+from worker.settings import Settings, get_settings
+from worker.storage import Storage, open_storage
+
+OPTION_KEYS = ("dpi", "pages", "tables")
+_log = logging.LoggerAdapter(logging.getLogger(__name__), {})
+
+
+class JobNotFound(TablesightError, KeyError):
+    """No such job (never created, or its state expired from Redis)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "job not found"
+
+
+class JobNotFinished(TablesightError):
+    """The job is still queued or running."""
+
+
+class JobTimeout(TablesightError, TimeoutError):
+    """`wait` ran out of time; the job goes on."""
+
+
+def source_key(doc_id: str) -> str:
+    return f"{doc_id}/source/input.bin"
+
+
+def normalise_options(options: dict[str, Any] | None, settings: Settings) -> dict[str, Any]:
+    """Complete and check the options (ValueError when bad): the same document and options
+    always give the same dict, so they dedupe."""
+    options = dict(options or {})
+    unknown = set(options) - set(OPTION_KEYS)
+    if unknown:
+        raise ValueError(f"unknown option(s) {sorted(unknown)}; known: {list(OPTION_KEYS)}")
+    dpi = int(options.get("dpi") or settings.dpi)
+    if not 36 <= dpi <= 1200:
+        raise ValueError(f"dpi must be between 36 and 1200, not {dpi}")
+    pages = options.get("pages")
+    pages = None if pages is None or str(pages).strip().lower() in ("", "all") else str(pages).replace(" ", "")
+    if pages is not None:
+        parse_page_ranges(pages, 1_000_000)  # syntax only; the range is checked against the document
+    tables = options.get("tables") or "detect"
+    if tables not in ("detect", "page"):
+        raise ValueError(f"tables must be 'detect' or 'page', not {tables!r}")
+    return {"dpi": dpi, "pages": pages, "tables": tables}
+
+
+class JobClient:
+    """Talks to the job state in Redis, the storage and the broker named by `settings`."""
+
+    def __init__(self, settings: Settings | None = None, *, storage: Storage | None = None) -> None:
+        self.settings = settings or get_settings()
+        self.state = JobState.from_settings(self.settings)
+        self._storage = storage
+        self._app = None
+
+    @property
+    def storage(self) -> Storage:
+        if self._storage is None:
+            self._storage = open_storage(self.settings.storage_url, s3_endpoint_url=self.settings.s3_endpoint_url)
+        return self._storage
+
+    @property
+    def app(self):  # noqa: ANN201 - a Celery app
+        if self._app is None:
+            self._app = make_app(self.settings)
+        return self._app
+
+    def close(self) -> None:
+        if self._app is not None:
+            self._app.close()
+        self.state.r.close()
+
+    def enqueue(self, path_or_bytes: str | Path | bytes, options: dict[str, Any] | None = None, *,
+                name: str | None = None, force: bool = False) -> str:
+        """Upload the input and queue its job; returns the job id (an existing one for a duplicate)."""
+        from worker.pipeline import doc_id_for
+
+        opts = normalise_options(options, self.settings)
+        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            data = bytes(path_or_bytes)
+            name = name or "document"
+        else:
+            path = Path(path_or_bytes)
+            data = path.read_bytes()  # FileNotFoundError etc. are the caller's to report
+            name = name or path.name
+        sha256 = hashlib.sha256(data).hexdigest()
+        ohash = options_hash(opts)
+        if not force:
+            existing = self._reusable_job(sha256, ohash)
+            if existing:
+                return existing
+        job_id = uuid.uuid4().hex
+        doc_id = doc_id_for(sha256)
+        job = {"job_id": job_id, "doc_id": doc_id, "sha256": sha256, "source": name[:255],
+               "input_key": source_key(doc_id), "options": opts, "options_hash": ohash, "force": force,
+               "status": "queued", "pages_total": 0, "pages_done": 0, "pages_failed": 0,
+               "created_at": now_iso(), "created_ts": f"{time.time():.3f}", "size": len(data)}
+        self.state.create(job_id, job)  # before the dedup key, so a racing client finds a live job
+        holder = self.state.remember(sha256, ohash, job_id, replace=force)
+        if holder != job_id:
+            if self._active_or_done(holder):  # another client enqueued the same document a moment ago
+                self.state.r.delete(self.state.key(job_id))
+                return holder
+            self.state.remember(sha256, ohash, job_id, replace=True)
+        if len(data) > self.settings.max_file_bytes:  # refused here, not uploaded: failed at once
+            reason = (f"file is {len(data)} bytes, over the limit of {self.settings.max_file_bytes} "
+                      "(TABLESIGHT_MAX_FILE_BYTES)")
+            fail_job(SimpleNamespace(state=self.state, storage=self.storage), job, reason, _log)
+            return job_id
+        try:
+            if not self.storage.exists(job["input_key"]):
+                self.storage.put_bytes(job["input_key"], data, "application/octet-stream")
+            self.app.send_task(DOCUMENT_TASK, args=(job_id,), task_id=f"{job_id}.doc")
+        except Exception as exc:
+            self.state.forget(sha256, ohash, job_id)
+            self.state.transition(job_id, {"queued"}, "failed", reason=f"could not enqueue: {exc}",
+                                  finished_at=now_iso())
+            raise
+        return job_id
+
+    def _reusable_job(self, sha256: str, ohash: str) -> str | None:
+        job_id = self.state.find_duplicate(sha256, ohash)
+        return job_id if job_id and self._active_or_done(job_id) else None
+
+    def _active_or_done(self, job_id: str) -> bool:
+        job = self.state.get(job_id)
+        return job is not None and job.get("status") != "failed"
+
+    def status(self, job_id: str) -> dict[str, Any]:
+        """The job's state with per-page progress (JobNotFound if unknown or expired)."""
+        if not valid_job_id(job_id):
+            raise JobNotFound(f"not a job id: {job_id[:40]!r}")
+        job = self.state.get(job_id)
+        if job is None:
+            raise JobNotFound(f"no job {job_id} (unknown, or its state expired)")
+        pages = self.state.pages(job_id)
+        out = {k: job.get(k) for k in ("job_id", "doc_id", "status", "source", "sha256", "options", "pages_total",
+                                       "pages_done", "pages_failed", "created_at", "started_at", "finished_at")}
+        out["force"] = bool(job.get("force"))
+        out["tables"] = job.get("tables")
+        out["reason"] = job.get("reason") or None
+        out["pages"] = {str(p): info for p, info in pages.items()}
+        out["errors"] = [{"page": p, "reason": i["error"]} for p, i in pages.items() if i.get("error")]
+        if out["reason"] and not out["errors"]:
+            out["errors"] = [{"reason": out["reason"]}]
+        out["manifest"] = self.storage.location(job_manifest_key(job["doc_id"], job_id)) \
+            if job.get("status") in TERMINAL and job.get("manifest_key") else None
+        return out
+
+    def result(self, job_id: str) -> dict[str, Any]:
+        """The job's manifest (JobNotFinished while it runs)."""
+        st = self.status(job_id)
+        if st["status"] not in TERMINAL:
+            raise JobNotFinished(f"job {job_id} is {st['status']} ({st['pages_done']}/{st['pages_total']} pages)")
+        try:
+            return self.storage.get_json(job_manifest_key(st["doc_id"], job_id))
+        except KeyError:
+            raise JobNotFound(f"job {job_id} is {st['status']} but its manifest is not in storage "
+                              f"({st['reason'] or 'no reason recorded'})") from None
+
+    def wait(self, job_id: str, timeout: float | None = None, *, poll: float = 0.5,
+             on_progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """Poll until the job ends; returns its manifest (JobTimeout after `timeout` seconds)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            st = self.status(job_id)
+            if on_progress:
+                on_progress(st)
+            if st["status"] in TERMINAL:
+                return self.result(job_id)
+            if deadline is not None and time.monotonic() >= deadline:
+                raise JobTimeout(f"job {job_id} still {st['status']} after {timeout} s "
+                                 f"({st['pages_done']}/{st['pages_total']} pages)")
+            time.sleep(poll)
+
+    def read_table(self, table_id: str, *, backend: str | None = None, model: str | None = None,
+                   force: bool = False, wait: bool = False, timeout: float | None = None) -> str | dict[str, Any]:
+        """Queue a vision read of a stored table (`<doc_id>/<table_id>`) on the vision queue.
+
+        Returns the task id, or with `wait=True` the read's summary (status, reason, html_key,
+        agreement); the full record is `<doc_id>/tables/<table_id>.vision.json` in storage.
+        """
+        from worker.queue.vision_client import enqueue_read, wait_read
+
+        task_id = enqueue_read(self.app, table_id, backend=backend, model=model, force=force)
+        return wait_read(self.app, task_id, timeout) if wait else task_id
+
+
+_default: JobClient | None = None
+
+
+def default_client() -> JobClient:
+    global _default
+    if _default is None:
+        _default = JobClient()
+    return _default
+
+
+def enqueue(path_or_bytes: str | Path | bytes, options: dict[str, Any] | None = None, *, name: str | None = None,
+            force: bool = False) -> str:
+    return default_client().enqueue(path_or_bytes, options, name=name, force=force)
+
+
+def status(job_id: str) -> dict[str, Any]:
+    return default_client().status(job_id)
+
+
+def result(job_id: str) -> dict[str, Any]:
+    return default_client().result(job_id)
+
+
+def wait(job_id: str, timeout: float | None = None, **kwargs: Any) -> dict[str, Any]:
+    return default_client().wait(job_id, timeout, **kwargs)
+
+
+def read_table(table_id: str, **kwargs: Any) -> str | dict[str, Any]:
+    return default_client().read_table(table_id, **kwargs)

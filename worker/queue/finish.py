@@ -1,0 +1,127 @@
+"""Ending a job: count a page once, write the manifest once, or fail the whole job.
+
+The manifest is built with `build_manifest` from the page records in storage, exactly as
+the in-process path builds it. The task that counts the last page finalises; a SET NX
+claim (keyed by its task id, which survives retries and redeliveries) makes that happen
+once in effect, and a re-run of the same task may finish what it started.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from worker.outputs import build_manifest, manifest_key, page_key
+from worker.queue.runtime import Runtime
+from worker.queue.state import TERMINAL, now_iso
+from worker.storage import StorageError
+
+ACTIVE = frozenset({"queued", "running"})
+_READ_THREADS = 16
+
+
+def job_manifest_key(doc_id: str, job_id: str) -> str:
+    """This job's own copy of its manifest (`<doc_id>/manifest.json` is the latest job's)."""
+    return f"{doc_id}/jobs/{job_id}.json"
+
+
+def finish_page(rt: Runtime, job_id: str, page: int, *, worker: str | None, tables: int = 0,
+                seconds: float = 0.0, error: str | None = None, reused: bool = False) -> tuple[int, int, int]:
+    """Count `page` as done (once); returns (counted by this call, pages done, pages total)."""
+    info: dict[str, Any] = {"state": "failed" if error else "done", "worker": worker, "pid": os.getpid(),
+                            "finished_at": now_iso()}
+    if error:
+        info["error"] = error
+    else:
+        info.update(tables=tables, seconds=round(seconds, 3), reused=reused)
+    return rt.state.mark_done(job_id, page, info, failed=bool(error))
+
+
+def is_last(rt: Runtime, job_id: str) -> bool:
+    done, total = rt.state.r.hmget(rt.state.key(job_id), "pages_done", "pages_total")
+    return bool(total) and int(total) > 0 and int(done or 0) >= int(total)
+
+
+def finalise(rt: Runtime, job_id: str, token: str, log: logging.LoggerAdapter) -> dict[str, Any] | None:
+    """Write the manifest if every page is done and this caller holds the claim."""
+    if not is_last(rt, job_id):
+        return None
+    hold = rt.settings.task_time_limit * 2 + int(rt.settings.retry_backoff_max)
+    if not rt.state.claim_final(job_id, token, hold):
+        return None
+    job = rt.state.get(job_id)
+    if job is None or job.get("status") in TERMINAL:
+        return None
+    infos = rt.state.pages(job_id)
+    pages: list[int] = job["page_list"]
+
+    def record(p: int) -> dict[str, Any]:
+        info = infos.get(p, {})
+        if info.get("state") == "failed":
+            return {"page": p, "tables": [], "errors": [{"page": p, "reason": info.get("error", "failed")}],
+                    "timings": {}}
+        try:
+            return rt.storage.get_json(page_key(job["doc_id"], p))
+        except KeyError:
+            return {"page": p, "tables": [], "errors": [{"page": p, "reason": "page record missing from storage"}],
+                    "timings": {}}
+
+    with ThreadPoolExecutor(max_workers=min(_READ_THREADS, max(1, len(pages)))) as pool:
+        records = list(pool.map(record, pages))
+    for r in records:
+        for key in ("job_id", "page_options_hash", "models"):
+            r.pop(key, None)
+    manifest = build_manifest(doc_id=job["doc_id"], source=job.get("source", ""), sha256=job["sha256"],
+                              kind=job.get("kind"), page_count=job.get("page_count", 0), pages=pages,
+                              page_records=records, errors=[], models=job.get("models") or {},
+                              options=job["options"], started=float(job.get("created_ts") or time.time()))
+    manifest["job_id"] = job_id
+    _write_manifest(rt, job["doc_id"], job_id, manifest)
+    reason = "; ".join(e["reason"] for e in manifest["errors"][:3])
+    rt.state.transition(job_id, ACTIVE, manifest["status"], finished_at=now_iso(), tables=len(manifest["tables"]),
+                        manifest_key=job_manifest_key(job["doc_id"], job_id), reason=reason)
+    log.info("job %s: %d page(s), %d table(s), %d error(s)", manifest["status"], len(pages),
+             len(manifest["tables"]), len(manifest["errors"]))
+    if rt.settings.vision_auto_read:
+        _enqueue_vision_reads(manifest, rt, log)
+    return manifest
+
+
+def fail_job(rt: Runtime, job: dict[str, Any], reason: str, log: logging.LoggerAdapter) -> None:
+    """The job cannot run at all (bad input, bad options, gave up): failed manifest, failed state."""
+    job_id = job["job_id"]
+    manifest = build_manifest(doc_id=job["doc_id"], source=job.get("source", ""), sha256=job.get("sha256"),
+                              kind=job.get("kind") or None, page_count=int(job.get("page_count") or 0), pages=[],
+                              page_records=[], errors=[{"reason": reason}], models={},
+                              options=job.get("options") or {}, started=float(job.get("created_ts") or time.time()))
+    manifest["job_id"] = job_id
+    try:
+        _write_manifest(rt, job["doc_id"], job_id, manifest)
+        where = job_manifest_key(job["doc_id"], job_id)
+    except StorageError as exc:  # the reason still reaches the user through the job state
+        log.error("cannot write the failed manifest: %s", exc)
+        where = ""
+    if rt.state.transition(job_id, ACTIVE, "failed", reason=reason, finished_at=now_iso(), manifest_key=where):
+        log.warning("job failed: %s", reason)
+
+
+def _write_manifest(rt: Runtime, doc_id: str, job_id: str, manifest: dict[str, Any]) -> None:
+    rt.storage.put_json(job_manifest_key(doc_id, job_id), manifest)
+    rt.storage.put_json(manifest_key(doc_id), manifest)
+
+
+def _enqueue_vision_reads(manifest: dict[str, Any], rt: Runtime, log: logging.LoggerAdapter) -> None:
+    """VISION_AUTO_READ: one vision task per needs_vision table (best effort: the job is done)."""
+    from worker.queue.app import app
+    from worker.queue.vision_client import enqueue_hard_tables
+
+    try:
+        ids = enqueue_hard_tables(app, manifest, rt.settings)
+    except Exception as exc:  # noqa: BLE001 - the reads can still be asked for with `tablesight read`
+        log.error("could not queue vision reads of the hard tables: %s", exc)
+        return
+    if ids:
+        log.info("queued %d vision read(s) of hard tables", len(ids))

@@ -1,0 +1,314 @@
+"""The tasks: a document task validates the input and fans out page tasks; page tasks render,
+detect and recognise; the one that counts the last page writes the manifest (DESIGN §6).
+
+No chords and no `.get()`: progress and completion live in Redis (worker.queue.state).
+Tasks are idempotent: a page already counted is skipped, and one whose record this job's
+options already wrote is reused; re-running overwrites the same keys. Transient errors
+(storage, broker) retry with jittered exponential backoff; permanent ones fail the page or
+the job at once with the reason. Every log line carries the job id (and page).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import time
+from typing import Any
+
+import redis
+from celery import Task, signals
+from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded, WorkerLostError
+from celery.utils.log import get_task_logger
+from kombu.exceptions import OperationalError
+
+from worker.errors import InputError, TablesightError
+from worker.inputs import Document, parse_page_ranges
+from worker.outputs import page_key
+from worker.queue.app import DOCUMENT_TASK, PAGES_TASK, app
+from worker.queue.finish import fail_job, finalise, finish_page
+from worker.queue.runtime import Runtime, runtime, shutdown
+from worker.queue.state import TERMINAL, options_hash
+from worker.storage import Storage, StorageError
+
+logger = get_task_logger("worker.queue.tasks")
+
+
+class JobLog(logging.LoggerAdapter):
+    """Prefixes `[job=… page=…]` and passes job_id/page as `extra` for structured handlers."""
+
+    def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
+        kwargs["extra"] = {**kwargs.get("extra", {}), **self.extra}
+        page = self.extra.get("page")
+        return f"[job={self.extra['job_id']}{'' if page is None else f' page={page}'}] {msg}", kwargs
+
+
+def job_log(job_id: str, pages: list[int] | None = None) -> JobLog:
+    page = None if not pages else (str(pages[0]) if len(pages) == 1 else f"{pages[0]}-{pages[-1]}")
+    return JobLog(logger, {"job_id": job_id, "page": page})
+
+
+def page_task_id(job_id: str, pages: list[int]) -> str:
+    """Stable per page group: Flower shows which page a task is, redeliveries keep the id."""
+    return f"{job_id}.p{pages[0]:04d}"
+
+
+def is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, StorageError):
+        return exc.transient
+    return isinstance(exc, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OperationalError,
+                            ConnectionError))
+
+
+def backoff(retries: int, base: float, cap: float) -> float:
+    """Exponential delay with equal jitter: between half and all of min(cap, base * 2**retries)."""
+    delay = min(cap, base * (2 ** retries))
+    return delay / 2 + random.uniform(0, delay / 2)
+
+
+def reason_for(exc: BaseException) -> str:
+    """What the user reads: an input's fault, a set-up problem (models, OCR), or our bug."""
+    if isinstance(exc, InputError):
+        return exc.reason
+    if isinstance(exc, TablesightError):
+        return f"{type(exc).__name__}: {exc}"
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
+class JobTask(Task):
+    """Base of our tasks: late acks, and a last word when a task dies of its time limit."""
+
+    acks_late = True
+    reject_on_worker_lost = True
+    ignore_result = True
+
+    def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        # In the pool child for an exception that escaped the task; in the worker's main
+        # process when the child was killed at the hard time limit (the message is then acked).
+        if isinstance(exc, WorkerLostError) or not args:
+            return  # the message goes back to the queue and runs again
+        job_id = args[0]
+        if isinstance(exc, TimeLimitExceeded):
+            reason = f"task exceeded the hard time limit ({self.app.conf.task_time_limit} s) and was killed"
+        else:
+            reason = reason_for(exc)
+        try:
+            rt = runtime()
+            job = rt.state.get(job_id)
+            if job is None or job.get("status") in TERMINAL:
+                return
+            if self.name == PAGES_TASK:
+                log = job_log(job_id, list(args[1]))
+                for p in args[1]:
+                    finish_page(rt, job_id, p, worker=self.request.hostname, error=reason)
+                finalise(rt, job_id, task_id, log)
+            else:
+                fail_job(rt, job, reason, job_log(job_id))
+        except Exception:  # noqa: BLE001 - nothing more can be done; the log has it
+            logger.exception("[job=%s] could not record the failure of task %s", job_id, task_id)
+
+
+def _retry(task: Task, exc: BaseException, log: JobLog) -> None:
+    """Retry after a transient error, or return when the retries are spent."""
+    s = runtime().settings
+    if task.request.retries >= s.task_max_retries:
+        return
+    delay = backoff(task.request.retries, s.retry_backoff_base, s.retry_backoff_max)
+    log.warning("transient error, retry %d/%d in %.1f s: %s", task.request.retries + 1, s.task_max_retries,
+                delay, exc)
+    raise task.retry(exc=exc, countdown=delay, max_retries=s.task_max_retries)
+
+
+@app.task(name=DOCUMENT_TASK, bind=True, base=JobTask)
+def document_task(self: Task, job_id: str) -> dict[str, Any] | None:
+    """Validate the stored input (permanent errors fail the job now), then fan out page tasks."""
+    log = job_log(job_id)
+    rt = runtime()
+    try:
+        job = rt.state.get(job_id)
+        if job is None or job.get("status") in TERMINAL:
+            log.info("nothing to do (job %s)", "unknown or expired" if job is None else job["status"])
+            return None
+        try:
+            doc = rt.inputs.get(rt.storage, job["input_key"], job["sha256"])
+            options = job["options"]
+            pages = parse_page_ranges(options.get("pages"), doc.page_count)
+            _check_pixels(doc, pages, int(options["dpi"]))
+        except (InputError, ValueError) as exc:
+            fail_job(rt, job, exc.reason if isinstance(exc, InputError) else str(exc), log)
+            return {"job_id": job_id, "status": "failed"}
+        size = rt.settings.pages_per_task
+        groups = [pages[i:i + size] for i in range(0, len(pages), size)]
+        rt.state.start(job_id, pages, doc.page_count, doc.kind)
+        if job.get("fanned_out") != "1":
+            for group in groups:
+                page_task.apply_async(args=(job_id, group), task_id=page_task_id(job_id, group))
+            rt.state.update(job_id, fanned_out=1)
+        log.info("%s: %d page(s) in %d task(s)", job.get("source", ""), len(pages), len(groups))
+        return {"job_id": job_id, "pages": len(pages), "tasks": len(groups)}
+    except SoftTimeLimitExceeded:
+        _fail_if_possible(rt, job_id, f"validation took longer than {rt.settings.task_soft_time_limit} s", log)
+    except Exception as exc:
+        if is_transient(exc):
+            _retry(self, exc, log)
+            reason = f"gave up after {self.request.retries} retries: {exc}"
+        else:
+            log.exception("document task failed")
+            reason = reason_for(exc)
+        _fail_if_possible(rt, job_id, reason, log)
+    return {"job_id": job_id, "status": "failed"}
+
+
+def _check_pixels(doc: Document, pages: list[int], dpi: int) -> None:
+    """Refuse before any rendering when a page would exceed the pixel limit."""
+    for p in pages:
+        w, h = doc.page_size_px(p, dpi)
+        if w * h > doc.max_page_pixels:
+            at = f" at {dpi} dpi" if doc.kind == "pdf" else ""
+            raise InputError(str(doc.path), f"page {p} would be {w} x {h} px{at}, over the limit of "
+                                            f"{doc.max_page_pixels} pixels; lower the dpi or raise "
+                                            "TABLESIGHT_MAX_PAGE_PIXELS")
+
+
+def _fail_if_possible(rt: Runtime, job_id: str, reason: str, log: JobLog) -> None:
+    try:
+        job = rt.state.get(job_id)
+        if job is not None:
+            fail_job(rt, job, reason, log)
+    except Exception:  # noqa: BLE001 - the broker itself is gone; the log keeps the reason
+        log.exception("could not record the job's failure (%s)", reason)
+
+
+@app.task(name=PAGES_TASK, bind=True, base=JobTask)
+def page_task(self: Task, job_id: str, pages: list[int]) -> dict[str, Any] | None:
+    """Render, detect and recognise `pages`; count each once; the last one writes the manifest."""
+    log = job_log(job_id, pages)
+    rt = runtime()
+    finished: set[int] = set()  # pages counted by this run (pages counted before are no-ops to fail)
+    try:
+        job = rt.state.get(job_id)
+        if job is None or job.get("status") in TERMINAL:
+            log.info("nothing to do (job %s)", "unknown or expired" if job is None else job["status"])
+            return None
+        todo = _pages_to_run(self, rt, job, pages, finished, log)
+        if todo:
+            _run(self, rt, job, todo, finished, log)
+    except SoftTimeLimitExceeded:
+        _fail_pages(self, rt, job_id, [p for p in pages if p not in finished],
+                    f"page took longer than the soft time limit ({rt.settings.task_soft_time_limit} s)", log)
+    except Exception as exc:
+        if is_transient(exc):
+            _retry(self, exc, log)
+            reason = f"gave up after {self.request.retries} retries: {exc}"
+        else:
+            log.exception("page task failed")
+            reason = reason_for(exc)
+        _fail_pages(self, rt, job_id, [p for p in pages if p not in finished], reason, log)
+    try:
+        finalise(rt, job_id, self.request.id, log)
+    except SoftTimeLimitExceeded:
+        log.error("writing the manifest took longer than the soft time limit")
+        raise
+    except Exception as exc:
+        if is_transient(exc):
+            _retry(self, exc, log)
+        raise
+    return {"job_id": job_id, "pages": sorted(finished)}
+
+
+def _pages_to_run(task: Task, rt: Runtime, job: dict[str, Any], pages: list[int], finished: set[int],
+                  log: JobLog) -> list[int]:
+    """Pages of this task not yet counted; pages that keep killing their worker are failed."""
+    job_id = job["job_id"]
+    attempts = rt.state.count_attempts(job_id, pages)
+    done = rt.state.done_pages(job_id)
+    todo = []
+    for p in pages:
+        if p in done:
+            continue
+        crashes = attempts[p] - 1 - task.request.retries
+        if crashes > rt.settings.max_page_crashes:
+            reason = (f"page {p} was lost mid-run {crashes} times (worker killed or out of memory); "
+                      "not running it again")
+            log.error(reason)
+            finish_page(rt, job_id, p, worker=task.request.hostname, error=reason)
+            finished.add(p)
+        else:
+            todo.append(p)
+    if len(todo) < len(pages):
+        log.info("%d of %d page(s) already done", len(pages) - len(todo), len(pages))
+    return todo
+
+
+def _run(task: Task, rt: Runtime, job: dict[str, Any], todo: list[int], finished: set[int], log: JobLog) -> None:
+    from worker.pipeline import process_pages
+
+    job_id, s = job["job_id"], rt.settings
+    stages = rt.stages(job["options"].get("tables", "detect"))
+    models = stages.models()
+    if not job.get("models"):
+        rt.state.update(job_id, models=models)
+    # what a page's output depends on (not the page selection): a record with the same marker is reusable
+    page_options = {k: job["options"].get(k) for k in ("dpi", "tables")}
+    marker = {"job_id": job_id, "page_options_hash": options_hash(page_options), "models": models}
+    doc = rt.inputs.get(rt.storage, job["input_key"], job["sha256"])
+    host = task.request.hostname
+    for p in list(todo):
+        tables = None if job.get("force") else _reusable(rt.storage, job["doc_id"], p, marker)
+        if tables is not None:
+            finish_page(rt, job_id, p, worker=host, tables=tables, reused=True)
+            finished.add(p)
+    run = [p for p in todo if p not in finished]
+    if not run:
+        return
+    for p in run:
+        rt.state.page_info(job_id, p, {"state": "running", "worker": host, "pid": os.getpid(),
+                                       "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    if s.test_page_delay:
+        time.sleep(s.test_page_delay * len(run))  # TEST HOOK (Settings.test_page_delay)
+    since = time.perf_counter()
+    for result in process_pages(doc, run, doc_id=job["doc_id"], stages=stages, storage=rt.storage, settings=s,
+                                dpi=int(job["options"]["dpi"]), record_extra=marker):
+        # wall time for this page (stage timings overlap: the pipeline runs some of them on threads)
+        seconds, since = time.perf_counter() - since, time.perf_counter()
+        error = "; ".join(e["reason"] for e in result.errors) or None
+        counted, done, total = finish_page(rt, job_id, result.page, worker=host, tables=len(result.tables),
+                                           seconds=seconds)
+        finished.add(result.page)
+        job_log(job_id, [result.page]).info("%d table(s) in %.2f s%s; %d/%d page(s) done", len(result.tables),
+                                            seconds, f" ({error})" if error else "", done, total)
+
+
+def _reusable(storage: Storage, doc_id: str, page: int, marker: dict[str, Any]) -> int | None:
+    """Tables on the page if its stored record was written with these options and models."""
+    try:
+        record = storage.get_json(page_key(doc_id, page))
+    except KeyError:
+        return None
+    same = all(record.get(k) == v for k, v in marker.items() if k != "job_id")
+    if same and not record.get("errors"):
+        return len(record.get("tables", []))
+    return None
+
+
+def _fail_pages(task: Task, rt: Runtime, job_id: str, pages: list[int], reason: str, log: JobLog) -> None:
+    for p in pages:
+        finish_page(rt, job_id, p, worker=task.request.hostname, error=reason)
+    if pages:
+        log.error("page(s) %s failed: %s", ",".join(map(str, pages)), reason)
+
+
+@signals.worker_process_init.connect
+def _preload(**_: Any) -> None:
+    """In each new pool process (never the parent): load the models now if asked to."""
+    rt = runtime()
+    if rt.settings.preload_models:
+        try:
+            rt.stages("detect")
+        except Exception:  # noqa: BLE001 - a crash here would restart the process in a loop; the
+            logger.exception("preloading the models failed")  # page tasks report the reason instead
+
+
+@signals.worker_process_shutdown.connect
+def _cleanup(**_: Any) -> None:
+    shutdown()
