@@ -21,7 +21,8 @@ logger = logging.getLogger(__name__)
 CONFIG_FILE = "config.json"
 # Written by `download` beside the weights, so a pinned revision survives the copy.
 REVISION_FILE = "TABLESIGHT_REVISION"
-DOWNLOAD_PATTERNS = ["*.json", "*.safetensors", "*.bin"]
+# Weights and configs; tokenizer vocabularies, merges and chat templates too (vision models need them).
+DOWNLOAD_PATTERNS = ["*.json", "*.safetensors", "*.bin", "*.txt", "*.model", "*.jinja", "*.tiktoken"]
 
 _HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 

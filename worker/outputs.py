@@ -35,15 +35,24 @@ def table_key(doc_id: str, tid: str, suffix: str) -> str:
     return f"{doc_id}/tables/{tid}{suffix}"
 
 
+# Retrieval serialisations stored beside each table: name in `files` -> (key suffix, content type).
+TEXT_FILES = {"md": (".md", "text/markdown; charset=utf-8"), "rows": (".rows.txt", "text/plain; charset=utf-8")}
+
+
 def write_table(storage: Storage, doc_id: str, tid: str, crop: Image.Image, html: str,
-                record: dict[str, Any]) -> dict[str, str]:
-    """Write crop, HTML and JSON of one table; the JSON goes last so its presence means complete."""
+                record: dict[str, Any], texts: dict[str, str] | None = None) -> dict[str, str]:
+    """Write crop, HTML, serialisation texts (`TEXT_FILES`) and JSON of one table; the JSON goes
+    last so its presence means complete."""
     buf = io.BytesIO()
     crop.save(buf, format="PNG", optimize=False, compress_level=3)
     keys = {"png": table_key(doc_id, tid, ".png"), "html": table_key(doc_id, tid, ".html"),
             "json": table_key(doc_id, tid, ".json")}
     storage.put_bytes(keys["png"], buf.getvalue(), "image/png")
     storage.put_text(keys["html"], html + "\n", "text/html; charset=utf-8")
+    for name, text in (texts or {}).items():
+        suffix, content_type = TEXT_FILES[name]
+        keys[name] = table_key(doc_id, tid, suffix)
+        storage.put_text(keys[name], text, content_type)
     storage.put_json(keys["json"], record)
     return keys
 

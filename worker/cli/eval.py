@@ -20,6 +20,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--limit", type=int, help="at most this many tables (for a quick look)")
     o.add_argument("--json", type=Path, dest="json_out", help="also write the full results here")
     o.set_defaults(func=run_oracle)
+    add_probes_parser(esub)
 
 
 def run_oracle(args: argparse.Namespace) -> int:
@@ -38,4 +39,40 @@ def run_oracle(args: argparse.Namespace) -> int:
     print(format_table(results))
     if args.json_out:
         args.json_out.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+def add_probes_parser(esub: argparse._SubParsersAction) -> None:
+    p = esub.add_parser("probes", help="cell probes: find and bind rates on serialised rows and chunks",
+                        description="Ask for each ground-truth body cell by its row and column labels and check "
+                                    "that the serialised rows and the chunks give its value bound to them; with "
+                                    "oracle structure (level none) and noisy structure.")
+    p.add_argument("--data", type=Path, required=True, help="folder holding <set>/gt.jsonl")
+    p.add_argument("--levels", default=None, help="comma-separated noise levels (default: all)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-tokens", type=int, default=256, help="chunk budget (approximate tokens)")
+    p.add_argument("--limit", type=int, help="at most this many tables (for a quick look)")
+    p.add_argument("--json", type=Path, dest="json_out", help="also write the full results here")
+    p.set_defaults(func=run_probes)
+
+
+def run_probes(args: argparse.Namespace) -> int:
+    from worker.evaluation.noise import LEVEL_NAMES
+    from worker.evaluation.probes import format_table, run_probes_eval
+
+    if not args.data.is_dir():
+        print(f"error: {args.data}: no such folder", file=sys.stderr)
+        return 1
+    if args.max_tokens < 16:
+        print("error: --max-tokens must be at least 16", file=sys.stderr)
+        return 2
+    levels = args.levels.split(",") if args.levels else list(LEVEL_NAMES)
+    try:
+        results = run_probes_eval(args.data, levels, args.seed, args.max_tokens, limit=args.limit)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(format_table(results))
+    if args.json_out:
+        args.json_out.write_text(json.dumps(results, indent=1, ensure_ascii=False))
     return 0

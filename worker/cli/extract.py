@@ -21,6 +21,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tables", choices=("detect", "page"), default="detect",
                    help="detect: find tables on each page; page: each page/image is one table crop")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--read-hard", action="store_true",
+                   help="then read every needs_vision table with the vision model, in process "
+                        "(default: TABLESIGHT_VISION_AUTO_READ)")
     p.set_defaults(func=run)
 
 
@@ -34,6 +37,14 @@ def run(args: argparse.Namespace) -> int:
     updates = {k: v for k, v in {"device": args.device, "dpi": args.dpi}.items() if v is not None}
     if updates:
         settings = settings.model_copy(update=updates)
+    vision_reads = getattr(args, "read_hard", False) or settings.vision_auto_read
+    if vision_reads:  # a reader that cannot work fails now, not after the extraction
+        from worker.cli.read import reader_problem
+
+        problem = reader_problem(settings)
+        if problem:
+            print(f"error: vision read: {problem}", file=sys.stderr)
+            return 2
     storage = LocalStorage(args.out) if args.out else open_storage(settings.storage_url,
                                                                    s3_endpoint_url=settings.s3_endpoint_url)
     loaded = {}
@@ -58,6 +69,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         bar.close()
+        if vision_reads:
+            from worker.cli.read import read_hard
+
+            if not read_hard(storage, manifest, settings):
+                return 1
         n_pages += len(manifest["pages_done"])
         n_tables += len(manifest["tables"])
         where = storage.location(f"{manifest['doc_id']}/manifest.json")

@@ -7,7 +7,10 @@ import logging
 import sys
 
 from worker import __version__
-from worker.cli import demo, eval, extract, models_cmd, rebuild, settings_cmd
+from worker.cli import demo, enqueue, eval, extract, models_cmd, read, rebuild, result, settings_cmd, status, worker_cmd
+from worker.cli import health
+from worker.cli import chunks
+from worker.cli import bench
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -15,7 +18,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tablesight {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (extract, rebuild, demo, models_cmd, settings_cmd, eval):
+    for module in (extract, rebuild, demo, models_cmd, settings_cmd, eval, enqueue, status, result, worker_cmd, read,
+                   health, chunks, bench):
         module.add_parser(sub)
     return parser
 

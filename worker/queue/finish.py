@@ -14,6 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from worker.logical_tables import attach_logical_tables
 from worker.outputs import build_manifest, manifest_key, page_key
 from worker.queue.runtime import Runtime
 from worker.queue.state import TERMINAL, now_iso
@@ -79,6 +80,8 @@ def finalise(rt: Runtime, job_id: str, token: str, log: logging.LoggerAdapter) -
                               page_records=records, errors=[], models=job.get("models") or {},
                               options=job["options"], started=float(job.get("created_ts") or time.time()))
     manifest["job_id"] = job_id
+    if rt.settings.link_continued_tables:  # same as the in-process path (pipeline.extract_document)
+        manifest = attach_logical_tables(manifest, rt.storage, tolerance=rt.settings.continuation_column_tolerance)
     _write_manifest(rt, job["doc_id"], job_id, manifest)
     reason = "; ".join(e["reason"] for e in manifest["errors"][:3])
     rt.state.transition(job_id, ACTIVE, manifest["status"], finished_at=now_iso(), tables=len(manifest["tables"]),
