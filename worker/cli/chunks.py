@@ -77,7 +77,7 @@ def document_chunks(storage: Any, doc_id: str, max_tokens: int, count: Any) -> l
 
 def run(args: argparse.Namespace) -> int:
     from worker.settings import get_settings
-    from worker.storage import LocalStorage, StorageError, open_storage, validate_key
+    from worker.storage import StorageError, storage_for, validate_key
 
     settings = get_settings()
     max_tokens = args.max_tokens or settings.chunk_max_tokens
@@ -90,8 +90,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, StorageError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    storage = LocalStorage(args.store) if args.store else open_storage(settings.storage_url,
-                                                                       s3_endpoint_url=settings.s3_endpoint_url)
+    storage = storage_for(settings, args.store)
     try:
         chunks = document_chunks(storage, args.doc_id, max_tokens, count)
     except KeyError as exc:

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from worker.errors import TablesightError
     from worker.pipeline import extract_document, load_stages
     from worker.settings import get_settings
-    from worker.storage import LocalStorage, open_storage
+    from worker.storage import storage_for
 
     settings = get_settings()
     updates = {k: v for k, v in {"device": args.device, "dpi": args.dpi}.items() if v is not None}
@@ -45,8 +45,7 @@ def run(args: argparse.Namespace) -> int:
         if problem:
             print(f"error: vision read: {problem}", file=sys.stderr)
             return 2
-    storage = LocalStorage(args.out) if args.out else open_storage(settings.storage_url,
-                                                                   s3_endpoint_url=settings.s3_endpoint_url)
+    storage = storage_for(settings, args.out)
     loaded = {}
 
     def stages():

@@ -52,11 +52,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_local(args: argparse.Namespace, refs: list[str], settings: Any) -> int:
     from worker.errors import TablesightError
-    from worker.storage import LocalStorage, open_storage
+    from worker.storage import storage_for
     from worker.vision.read import TableNotFound, read_table
 
-    storage = LocalStorage(args.out) if args.out else open_storage(settings.storage_url,
-                                                                   s3_endpoint_url=settings.s3_endpoint_url)
+    storage = storage_for(settings, args.out)
     failed = 0
     for ref in refs:
         try:

@@ -28,7 +28,7 @@ from worker.queue.app import DOCUMENT_TASK, make_app
 from worker.queue.finish import fail_job, job_manifest_key
 from worker.queue.state import TERMINAL, JobState, now_iso, options_hash, valid_job_id
 from worker.settings import Settings, get_settings
-from worker.storage import Storage, open_storage
+from worker.storage import Storage, storage_for
 
 OPTION_KEYS = ("dpi", "pages", "tables")
 _log = logging.LoggerAdapter(logging.getLogger(__name__), {})
@@ -85,7 +85,7 @@ class JobClient:
     @property
     def storage(self) -> Storage:
         if self._storage is None:
-            self._storage = open_storage(self.settings.storage_url, s3_endpoint_url=self.settings.s3_endpoint_url)
+            self._storage = storage_for(self.settings)
         return self._storage
 
     @property

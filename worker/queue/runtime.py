@@ -18,7 +18,7 @@ from worker.errors import InputError
 from worker.inputs import Document, open_document
 from worker.queue.state import JobState
 from worker.settings import Settings, get_settings
-from worker.storage import Storage, open_storage
+from worker.storage import Storage, storage_for
 
 if TYPE_CHECKING:
     from worker.pipeline import Stages
@@ -79,7 +79,7 @@ class Runtime:
     @property
     def storage(self) -> Storage:
         if self._storage is None:
-            self._storage = open_storage(self.settings.storage_url, s3_endpoint_url=self.settings.s3_endpoint_url)
+            self._storage = storage_for(self.settings)
         return self._storage
 
     @property

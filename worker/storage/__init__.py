@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from worker.storage.base import Storage, StorageError, validate_key
 from worker.storage.local import LocalStorage
+
+if TYPE_CHECKING:
+    from worker.settings import Settings
 
 
 def open_storage(url: str, *, s3_endpoint_url: str | None = None) -> Storage:
@@ -17,4 +23,11 @@ def open_storage(url: str, *, s3_endpoint_url: str | None = None) -> Storage:
     return LocalStorage(url.removeprefix("file://"))
 
 
-__all__ = ["LocalStorage", "Storage", "StorageError", "open_storage", "validate_key"]
+def storage_for(settings: Settings, folder: str | Path | None = None) -> Storage:
+    """The store a command writes to: an explicit folder (`--out`), else TABLESIGHT_STORAGE_URL."""
+    if folder is not None:
+        return LocalStorage(folder)
+    return open_storage(settings.storage_url, s3_endpoint_url=settings.s3_endpoint_url)
+
+
+__all__ = ["LocalStorage", "Storage", "StorageError", "open_storage", "storage_for", "validate_key"]
