@@ -210,19 +210,22 @@ class TableTransformer:
 
 def load_detector(settings: Settings) -> TableTransformer:
     """The table detector named by DETECTION_MODEL (longest side 800)."""
-    configure_threads(settings.torch_threads)
-    return TableTransformer.load(settings.detection_model, models_dir=settings.models_dir, device=settings.device,
-                                 half_precision=settings.half_precision, max_size=DETECTION_MAX_SIZE,
-                                 batch_size=settings.detection_batch_size, expected_labels=DETECTION_LABELS,
-                                 channels_last=settings.channels_last, cpu_batch_size=settings.cpu_batch_size)
+    return _load(settings, settings.detection_model, DETECTION_MAX_SIZE, settings.detection_batch_size,
+                 DETECTION_LABELS)
 
 
 def load_structure(settings: Settings) -> TableTransformer:
     """The structure recogniser named by STRUCTURE_MODEL (longest side 1000)."""
+    return _load(settings, settings.structure_model, STRUCTURE_MAX_SIZE, settings.structure_batch_size,
+                 STRUCTURE_LABELS)
+
+
+def _load(settings: Settings, ref: str, max_size: int, batch_size: int,
+          labels: tuple[str, ...]) -> TableTransformer:
     configure_threads(settings.torch_threads)
-    return TableTransformer.load(settings.structure_model, models_dir=settings.models_dir, device=settings.device,
-                                 half_precision=settings.half_precision, max_size=STRUCTURE_MAX_SIZE,
-                                 batch_size=settings.structure_batch_size, expected_labels=STRUCTURE_LABELS,
+    return TableTransformer.load(ref, models_dir=settings.models_dir, device=settings.device,
+                                 half_precision=settings.half_precision, max_size=max_size,
+                                 batch_size=batch_size, expected_labels=labels,
                                  channels_last=settings.channels_last, cpu_batch_size=settings.cpu_batch_size)
 
 

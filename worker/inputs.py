@@ -73,9 +73,8 @@ class Document:
         _check_dpi(dpi)
         return math.ceil(w * dpi / 72 - 1e-6), math.ceil(h * dpi / 72 - 1e-6)
 
-    def render(self, page_no: int, dpi: int) -> Image.Image:
-        """One page as an RGB image; checks the pixel limit before anything is decoded."""
-        index = self._index(page_no)
+    def check_pixels(self, page_no: int, dpi: int) -> None:
+        """Refuse a page over the pixel limit before anything is rendered or decoded."""
         w, h = self.page_size_px(page_no, dpi)
         if w * h > self.max_page_pixels:
             at = f" at {dpi} dpi" if self.kind == "pdf" else ""
@@ -84,6 +83,11 @@ class Document:
                 f"page {page_no} would be {w} x {h} px{at}, over the limit of "
                 f"{self.max_page_pixels} pixels; lower --dpi or raise TABLESIGHT_MAX_PAGE_PIXELS",
             )
+
+    def render(self, page_no: int, dpi: int) -> Image.Image:
+        """One page as an RGB image; checks the pixel limit before anything is decoded."""
+        index = self._index(page_no)
+        self.check_pixels(page_no, dpi)
         if self.kind == "pdf":
             return self._render_pdf(page_no, dpi)
         return self._render_image(index)

@@ -23,7 +23,7 @@ from celery.utils.log import get_task_logger
 from kombu.exceptions import OperationalError
 
 from worker.errors import InputError, TablesightError
-from worker.inputs import Document, parse_page_ranges
+from worker.inputs import parse_page_ranges
 from worker.outputs import page_key
 from worker.queue.app import DOCUMENT_TASK, PAGES_TASK, app
 from worker.queue.finish import fail_job, finalise, finish_page
@@ -133,7 +133,8 @@ def document_task(self: Task, job_id: str) -> dict[str, Any] | None:
             doc = rt.inputs.get(rt.storage, job["input_key"], job["sha256"])
             options = job["options"]
             pages = parse_page_ranges(options.get("pages"), doc.page_count)
-            _check_pixels(doc, pages, int(options["dpi"]))
+            for p in pages:  # refuse before any page task renders
+                doc.check_pixels(p, int(options["dpi"]))
         except (InputError, ValueError) as exc:
             fail_job(rt, job, exc.reason if isinstance(exc, InputError) else str(exc), log)
             return {"job_id": job_id, "status": "failed"}
@@ -149,25 +150,18 @@ def document_task(self: Task, job_id: str) -> dict[str, Any] | None:
     except SoftTimeLimitExceeded:
         _fail_if_possible(rt, job_id, f"validation took longer than {rt.settings.task_soft_time_limit} s", log)
     except Exception as exc:
-        if is_transient(exc):
-            _retry(self, exc, log)
-            reason = f"gave up after {self.request.retries} retries: {exc}"
-        else:
-            log.exception("document task failed")
-            reason = reason_for(exc)
-        _fail_if_possible(rt, job_id, reason, log)
+        _fail_if_possible(rt, job_id, _retry_or_reason(self, exc, log, "document task"), log)
     return {"job_id": job_id, "status": "failed"}
 
 
-def _check_pixels(doc: Document, pages: list[int], dpi: int) -> None:
-    """Refuse before any rendering when a page would exceed the pixel limit."""
-    for p in pages:
-        w, h = doc.page_size_px(p, dpi)
-        if w * h > doc.max_page_pixels:
-            at = f" at {dpi} dpi" if doc.kind == "pdf" else ""
-            raise InputError(str(doc.path), f"page {p} would be {w} x {h} px{at}, over the limit of "
-                                            f"{doc.max_page_pixels} pixels; lower the dpi or raise "
-                                            "TABLESIGHT_MAX_PAGE_PIXELS")
+def _retry_or_reason(task: Task, exc: Exception, log: JobLog, what: str) -> str:
+    """Transient errors retry (raising Retry) until retries run out; then, or for a permanent
+    error, the one-line reason the job or page fails with."""
+    if is_transient(exc):
+        _retry(task, exc, log)
+        return f"gave up after {task.request.retries} retries: {exc}"
+    log.exception("%s failed", what)
+    return reason_for(exc)
 
 
 def _fail_if_possible(rt: Runtime, job_id: str, reason: str, log: JobLog) -> None:
@@ -197,12 +191,7 @@ def page_task(self: Task, job_id: str, pages: list[int]) -> dict[str, Any] | Non
         _fail_pages(self, rt, job_id, [p for p in pages if p not in finished],
                     f"page took longer than the soft time limit ({rt.settings.task_soft_time_limit} s)", log)
     except Exception as exc:
-        if is_transient(exc):
-            _retry(self, exc, log)
-            reason = f"gave up after {self.request.retries} retries: {exc}"
-        else:
-            log.exception("page task failed")
-            reason = reason_for(exc)
+        reason = _retry_or_reason(self, exc, log, "page task")
         _fail_pages(self, rt, job_id, [p for p in pages if p not in finished], reason, log)
     try:
         finalise(rt, job_id, self.request.id, log)
