@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 # Tesseract reads best with text lines ~20-40 px tall. Lines shorter than this (estimated from
 # the image, see _text_line_height) are read at UPSCALE_FACTOR. Measured on the sample tables
-# (worker.samples, clean and scan-noised): lines of 8-15 px go from 85% to 97.5% of words exact;
+# (worker.devtools.samples, clean and scan-noised): lines of 8-15 px go from 85% to 97.5% of words exact;
 # upscaling larger text costs ~2 points, hence the threshold.
 UPSCALE_BELOW_PX = 18
 UPSCALE_FACTOR = 2
@@ -35,9 +35,16 @@ RULE_MAX_THICKNESS_PX = 8
 _DARK = 160
 
 
-def ocr_words(image: Image.Image, *, lang: str = "eng", psm: int = 11,
-              offset: tuple[float, float] = (0, 0), upscale: float | None = None,
-              rule_min_px: int | None = RULE_MIN_PX, threads: int | None = None) -> list[Word]:
+def ocr_words(
+    image: Image.Image,
+    *,
+    lang: str = "eng",
+    psm: int = 11,
+    offset: tuple[float, float] = (0, 0),
+    upscale: float | None = None,
+    rule_min_px: int | None = RULE_MIN_PX,
+    threads: int | None = None,
+) -> list[Word]:
     """OCR `image`; words with text and a confidence, boxes shifted by `offset`.
 
     `upscale` scales the image before OCR (boxes are mapped back); None means automatic:
@@ -63,8 +70,9 @@ def ocr_words(image: Image.Image, *, lang: str = "eng", psm: int = 11,
         image = image.resize(size, Image.Resampling.LANCZOS)
     try:
         if threads is None:
-            data = pytesseract.image_to_data(image, lang=lang, config=f"--psm {int(psm)}",
-                                             output_type=pytesseract.Output.DICT)
+            data = pytesseract.image_to_data(
+                image, lang=lang, config=f"--psm {int(psm)}", output_type=pytesseract.Output.DICT
+            )
         else:
             data = _tesseract_tsv(image, lang, int(psm), threads)
     except pytesseract.TesseractNotFoundError as exc:
@@ -72,19 +80,20 @@ def ocr_words(image: Image.Image, *, lang: str = "eng", psm: int = 11,
     except pytesseract.TesseractError as exc:
         message = " ".join(str(exc.message).split())
         if "Failed loading language" in message or "Error opening data file" in message:
-            raise OcrUnavailable(f"tesseract has no data for language {lang!r} "
-                                 f"(install tesseract-ocr-<lang>): {message[:200]}") from exc
+            raise OcrUnavailable(
+                f"tesseract has no data for language {lang!r} (install tesseract-ocr-<lang>): {message[:200]}"
+            ) from exc
         raise
     dx, dy = offset
     words = []
-    for text, conf, left, top, width, height in zip(data["text"], data["conf"], data["left"],
-                                                    data["top"], data["width"], data["height"]):
+    for text, conf, left, top, width, height in zip(
+        data["text"], data["conf"], data["left"], data["top"], data["width"], data["height"]
+    ):
         text = text.strip()
         conf = float(conf)
         if not text or conf < 0:
             continue
-        bbox = (left / upscale + dx, top / upscale + dy,
-                (left + width) / upscale + dx, (top + height) / upscale + dy)
+        bbox = (left / upscale + dx, top / upscale + dy, (left + width) / upscale + dx, (top + height) / upscale + dy)
         words.append(Word(text, tuple(round(v, 2) for v in bbox), round(conf / 100, 4)))  # type: ignore[arg-type]
     return words
 
@@ -100,8 +109,18 @@ def _tesseract_tsv(image: Image.Image, lang: str, psm: int, threads: int) -> dic
     with tempfile.TemporaryDirectory(prefix="tess_") as tmp:
         src, base = os.path.join(tmp, "in.png"), os.path.join(tmp, "out")
         image.save(src, format="PNG", compress_level=1)
-        cmd = [pytesseract.pytesseract.tesseract_cmd, src, base, "-l", lang, "--psm", str(psm),
-               "-c", "tessedit_create_tsv=1", "tsv"]
+        cmd = [
+            pytesseract.pytesseract.tesseract_cmd,
+            src,
+            base,
+            "-l",
+            lang,
+            "--psm",
+            str(psm),
+            "-c",
+            "tessedit_create_tsv=1",
+            "tsv",
+        ]
         env = {**os.environ, "OMP_THREAD_LIMIT": str(max(1, threads))}
         try:
             proc = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False)
@@ -113,8 +132,9 @@ def _tesseract_tsv(image: Image.Image, lang: str, psm: int, threads: int) -> dic
             return pytesseract.pytesseract.file_to_dict(fh.read().decode("utf-8"), "\t", -1)
 
 
-def erase_rules(image: Image.Image, min_len: int = RULE_MIN_PX,
-                max_thickness: int = RULE_MAX_THICKNESS_PX) -> Image.Image:
+def erase_rules(
+    image: Image.Image, min_len: int = RULE_MIN_PX, max_thickness: int = RULE_MAX_THICKNESS_PX
+) -> Image.Image:
     """The greyscale image with thin horizontal and vertical lines (table rules) painted white."""
     grey = np.asarray(image.convert("L"))
     dark = grey < _DARK

@@ -23,8 +23,12 @@ Kind = Literal["detection", "structure"]
 Size = Literal["tiny", "full"]
 
 _LABELS: dict[str, tuple[str, ...]] = {"detection": DETECTION_LABELS, "structure": STRUCTURE_LABELS}
-_QUERIES: dict[tuple[str, str], int] = {("detection", "full"): 15, ("structure", "full"): 125,
-                                        ("detection", "tiny"): 15, ("structure", "tiny"): 30}
+_QUERIES: dict[tuple[str, str], int] = {
+    ("detection", "full"): 15,
+    ("structure", "full"): 125,
+    ("detection", "tiny"): 15,
+    ("structure", "tiny"): 30,
+}
 # Keys of the hub's original (timm-backbone) configs, e.g. microsoft/table-transformer-detection
 # at `main`, written by transformers 4.26; the loader must read this form.
 _LEGACY_DROP = ("backbone_config", "backbone_kwargs", "dtype", "torch_dtype", "transformers_version")
@@ -41,8 +45,9 @@ _LEGACY_SET: dict[str, Any] = {
 }
 
 
-def build_random_model(kind: Kind, out_dir: Path, size: Size = "tiny", legacy_config: bool = False,
-                       seed: int = 0) -> Path:
+def build_random_model(
+    kind: Kind, out_dir: Path, size: Size = "tiny", legacy_config: bool = False, seed: int = 0
+) -> Path:
     """Build, save (save_pretrained) and return `out_dir` holding a random Table Transformer.
 
     `legacy_config=True` uses the timm ResNet-18 backbone and rewrites config.json in the
@@ -73,22 +78,49 @@ def _config(kind: str, size: str, legacy: bool) -> Any:
 
     labels = _LABELS[kind]
     if size == "full":
-        dims = dict(d_model=256, encoder_layers=6, decoder_layers=6, encoder_ffn_dim=2048, decoder_ffn_dim=2048,
-                    encoder_attention_heads=8, decoder_attention_heads=8)
+        dims = dict(
+            d_model=256,
+            encoder_layers=6,
+            decoder_layers=6,
+            encoder_ffn_dim=2048,
+            decoder_ffn_dim=2048,
+            encoder_attention_heads=8,
+            decoder_attention_heads=8,
+        )
         resnet = dict(embedding_size=64, hidden_sizes=[64, 128, 256, 512], depths=[2, 2, 2, 2])  # ResNet-18
     else:
-        dims = dict(d_model=32, encoder_layers=1, decoder_layers=1, encoder_ffn_dim=64, decoder_ffn_dim=64,
-                    encoder_attention_heads=2, decoder_attention_heads=2)
+        dims = dict(
+            d_model=32,
+            encoder_layers=1,
+            decoder_layers=1,
+            encoder_ffn_dim=64,
+            decoder_ffn_dim=64,
+            encoder_attention_heads=2,
+            decoder_attention_heads=2,
+        )
         resnet = dict(embedding_size=16, hidden_sizes=[16, 24, 32, 48], depths=[1, 1, 1, 1])
     if legacy:  # timm resnet18 whatever the size: the legacy form names it
         backbone: dict[str, Any] = dict(use_timm_backbone=True, backbone="resnet18", dilation=None)
     else:
-        backbone = dict(use_timm_backbone=False, backbone=None, backbone_config=ResNetConfig(
-            layer_type="basic", hidden_act="relu", downsample_in_first_stage=False,
-            out_features=["stage1", "stage2", "stage3", "stage4"], **resnet))
+        backbone = dict(
+            use_timm_backbone=False,
+            backbone=None,
+            backbone_config=ResNetConfig(
+                layer_type="basic",
+                hidden_act="relu",
+                downsample_in_first_stage=False,
+                out_features=["stage1", "stage2", "stage3", "stage4"],
+                **resnet,
+            ),
+        )
     return TableTransformerConfig(
-        **backbone, **dims, use_pretrained_backbone=False, num_queries=_QUERIES[(kind, size)],
-        id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)})
+        **backbone,
+        **dims,
+        use_pretrained_backbone=False,
+        num_queries=_QUERIES[(kind, size)],
+        id2label=dict(enumerate(labels)),
+        label2id={label: i for i, label in enumerate(labels)},
+    )
 
 
 def _spread_weights(model: nn.Module) -> None:

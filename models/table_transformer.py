@@ -66,8 +66,7 @@ def make_batch(images: list[Image.Image], max_size: int) -> tuple[torch.Tensor, 
     return pixels, mask
 
 
-def size_buckets(order: list[int], shapes: list[tuple[int, int]], size: int,
-                 max_padding: float) -> Iterator[list[int]]:
+def size_buckets(order: list[int], shapes: list[tuple[int, int]], size: int, max_padding: float) -> Iterator[list[int]]:
     """Consecutive runs of `order` (indices into `shapes`, (w, h)) of at most `size` images,
     each closed before its padding would exceed `max_padding` of the batch's pixels."""
     chunk: list[int] = []
@@ -92,8 +91,9 @@ def normalize(pixels: torch.Tensor, mask: torch.Tensor, dtype: torch.dtype) -> t
     return (values * mask[:, None].to(values.dtype)).to(dtype)
 
 
-def postprocess(logits: torch.Tensor, pred_boxes: torch.Tensor, sizes: list[tuple[int, int]],
-                id2label: dict[int, str]) -> list[list[Detection]]:
+def postprocess(
+    logits: torch.Tensor, pred_boxes: torch.Tensor, sizes: list[tuple[int, int]], id2label: dict[int, str]
+) -> list[list[Detection]]:
     """Per image, every query as {label, score, bbox in original pixels}, best score first.
 
     `sizes` are the original (width, height). The no-object class (last logit) is dropped
@@ -108,8 +108,10 @@ def postprocess(logits: torch.Tensor, pred_boxes: torch.Tensor, sizes: list[tupl
     boxes = torch.minimum(boxes.clamp(min=0), scale[:, None, :])
     results: list[list[Detection]] = []
     for img_scores, img_labels, img_boxes in zip(scores.tolist(), labels.tolist(), boxes.tolist()):
-        objects = [{"label": id2label[lab], "score": float(s), "bbox": [float(v) for v in box]}
-                   for s, lab, box in zip(img_scores, img_labels, img_boxes)]
+        objects = [
+            {"label": id2label[lab], "score": float(s), "bbox": [float(v) for v in box]}
+            for s, lab, box in zip(img_scores, img_labels, img_boxes)
+        ]
         objects.sort(key=lambda o: o["score"], reverse=True)
         results.append(objects)
     return results
@@ -118,9 +120,20 @@ def postprocess(logits: torch.Tensor, pred_boxes: torch.Tensor, sizes: list[tupl
 class TableTransformer:
     """A loaded Table Transformer on one device; `predict` is its whole interface."""
 
-    def __init__(self, model: torch.nn.Module, *, model_id: str, revision: str | None, device: str,
-                 dtype: torch.dtype, max_size: int, batch_size: int = 1, channels_last: bool = False,
-                 max_batch: int | None = None, max_padding: float = MAX_PADDING) -> None:
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        *,
+        model_id: str,
+        revision: str | None,
+        device: str,
+        dtype: torch.dtype,
+        max_size: int,
+        batch_size: int = 1,
+        channels_last: bool = False,
+        max_batch: int | None = None,
+        max_padding: float = MAX_PADDING,
+    ) -> None:
         self.model = model
         self.model_id = model_id
         self.revision = revision
@@ -138,10 +151,19 @@ class TableTransformer:
         return tuple(self.id2label[i] for i in sorted(self.id2label))
 
     @classmethod
-    def load(cls, ref: str, *, models_dir: Path | None = None, device: str = "auto", half_precision: bool = True,
-             max_size: int = DETECTION_MAX_SIZE, batch_size: int = 1,
-             expected_labels: tuple[str, ...] | None = None, channels_last: bool = False,
-             cpu_batch_size: int | None = None) -> TableTransformer:
+    def load(
+        cls,
+        ref: str,
+        *,
+        models_dir: Path | None = None,
+        device: str = "auto",
+        half_precision: bool = True,
+        max_size: int = DETECTION_MAX_SIZE,
+        batch_size: int = 1,
+        expected_labels: tuple[str, ...] | None = None,
+        channels_last: bool = False,
+        cpu_batch_size: int | None = None,
+    ) -> TableTransformer:
         """Load `ref` (folder or hub id[@revision]); WeightsNotFound says what to do if absent.
 
         `use_pretrained_backbone=False` overrides the hub configs' `true`: the checkpoint
@@ -157,19 +179,32 @@ class TableTransformer:
         dtype = inference_dtype(target, half_precision)
         try:
             model = TableTransformerForObjectDetection.from_pretrained(
-                resolved.path_or_id, revision=resolved.revision, local_files_only=resolved.local,
-                use_pretrained_backbone=False)
+                resolved.path_or_id,
+                revision=resolved.revision,
+                local_files_only=resolved.local,
+                use_pretrained_backbone=False,
+            )
         except OSError as exc:
             raise weights.not_found(ref, resolved, models_dir, exc) from exc
         model = model.to(device=target, dtype=dtype).eval()
         if channels_last:
             model = model.to(memory_format=torch.channels_last)
-        runner = cls(model, model_id=resolved.hub_id or resolved.path_or_id, revision=resolved.revision,
-                     device=target, dtype=dtype, max_size=max_size, batch_size=batch_size,
-                     channels_last=channels_last, max_batch=cpu_batch_size if target == "cpu" else None)
+        runner = cls(
+            model,
+            model_id=resolved.hub_id or resolved.path_or_id,
+            revision=resolved.revision,
+            device=target,
+            dtype=dtype,
+            max_size=max_size,
+            batch_size=batch_size,
+            channels_last=channels_last,
+            max_batch=cpu_batch_size if target == "cpu" else None,
+        )
         if expected_labels is not None and set(runner.labels) != set(expected_labels):
-            raise ValueError(f"model {ref!r} has labels {list(runner.labels)}, expected {list(expected_labels)}: "
-                             "is the detection/structure model setting swapped?")
+            raise ValueError(
+                f"model {ref!r} has labels {list(runner.labels)}, expected {list(expected_labels)}: "
+                "is the detection/structure model setting swapped?"
+            )
         logger.info("loaded %s (revision %s) on %s as %s", runner.model_id, runner.revision, target, dtype)
         return runner
 
@@ -210,23 +245,31 @@ class TableTransformer:
 
 def load_detector(settings: Settings) -> TableTransformer:
     """The table detector named by DETECTION_MODEL (longest side 800)."""
-    return _load(settings, settings.detection_model, DETECTION_MAX_SIZE, settings.detection_batch_size,
-                 DETECTION_LABELS)
+    return _load(
+        settings, settings.detection_model, DETECTION_MAX_SIZE, settings.detection_batch_size, DETECTION_LABELS
+    )
 
 
 def load_structure(settings: Settings) -> TableTransformer:
     """The structure recogniser named by STRUCTURE_MODEL (longest side 1000)."""
-    return _load(settings, settings.structure_model, STRUCTURE_MAX_SIZE, settings.structure_batch_size,
-                 STRUCTURE_LABELS)
+    return _load(
+        settings, settings.structure_model, STRUCTURE_MAX_SIZE, settings.structure_batch_size, STRUCTURE_LABELS
+    )
 
 
-def _load(settings: Settings, ref: str, max_size: int, batch_size: int,
-          labels: tuple[str, ...]) -> TableTransformer:
+def _load(settings: Settings, ref: str, max_size: int, batch_size: int, labels: tuple[str, ...]) -> TableTransformer:
     configure_threads(settings.torch_threads)
-    return TableTransformer.load(ref, models_dir=settings.models_dir, device=settings.device,
-                                 half_precision=settings.half_precision, max_size=max_size,
-                                 batch_size=batch_size, expected_labels=labels,
-                                 channels_last=settings.channels_last, cpu_batch_size=settings.cpu_batch_size)
+    return TableTransformer.load(
+        ref,
+        models_dir=settings.models_dir,
+        device=settings.device,
+        half_precision=settings.half_precision,
+        max_size=max_size,
+        batch_size=batch_size,
+        expected_labels=labels,
+        channels_last=settings.channels_last,
+        cpu_batch_size=settings.cpu_batch_size,
+    )
 
 
 def _rgb(image: Image.Image) -> Image.Image:

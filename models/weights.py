@@ -97,8 +97,9 @@ def not_found(ref: str, resolved: ResolvedModel, models_dir: Path | None, error:
         where = f"in folder {resolved.path_or_id!r}"
     else:
         rev = f" at revision {resolved.revision!r}" if resolved.revision else ""
-        searched = (f"in {str(Path(models_dir) / folder_name(resolved.path_or_id))!r} and "
-                    if models_dir is not None else "")
+        searched = (
+            f"in {str(Path(models_dir) / folder_name(resolved.path_or_id))!r} and " if models_dir is not None else ""
+        )
         offline = " (HF_HUB_OFFLINE is set, so the hub was not asked)" if _hub_offline() else ""
         where = f"{searched}on the Hugging Face hub as {resolved.path_or_id!r}{rev}{offline}"
     return WeightsNotFound(f"could not load model {ref!r}: looked {where}: {_one_line(error)}. {_advice()}")
@@ -121,8 +122,9 @@ def download(refs: list[str], dest: Path) -> list[Path]:
         target = dest / folder_name(repo_id)
         logger.info("downloading %s%s to %s", repo_id, f"@{revision}" if revision else "", target)
         try:
-            snapshot_download(repo_id=repo_id, revision=revision, local_dir=str(target),
-                              allow_patterns=DOWNLOAD_PATTERNS)
+            snapshot_download(
+                repo_id=repo_id, revision=revision, local_dir=str(target), allow_patterns=DOWNLOAD_PATTERNS
+            )
         except (OSError, ValueError) as exc:  # HTTP, offline-mode and validation errors
             raise WeightsNotFound(
                 f"could not download {ref!r} from the Hugging Face hub into {str(target)!r}: "
@@ -156,6 +158,8 @@ def _one_line(error: BaseException) -> str:
 
 
 def _advice() -> str:
-    return ("Run `tablesight models download --dir D` on a machine with hub access, copy D here and set "
-            "TABLESIGHT_MODELS_DIR=D (with HF_HUB_OFFLINE=1 to skip hub look-ups), or set the model to a "
-            "local folder that holds config.json and the weights.")
+    return (
+        "Run `tablesight models download --dir D` on a machine with hub access, copy D here and set "
+        "TABLESIGHT_MODELS_DIR=D (with HF_HUB_OFFLINE=1 to skip hub look-ups), or set the model to a "
+        "local folder that holds config.json and the weights."
+    )

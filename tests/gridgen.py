@@ -5,10 +5,15 @@ from __future__ import annotations
 from worker.core.types import Cell, StructureObject, TableGrid, Word
 
 
-def oracle_objects(n_rows: int, n_cols: int, spans: list[tuple[int, int, int, int]], header_rows: int = 0,
-                   row_h: list[float] | None = None, col_w: list[float] | None = None,
-                   texts: dict[tuple[int, int], str] | None = None,
-                   ) -> tuple[list[StructureObject], list[Word], tuple[float, float]]:
+def oracle_objects(
+    n_rows: int,
+    n_cols: int,
+    spans: list[tuple[int, int, int, int]],
+    header_rows: int = 0,
+    row_h: list[float] | None = None,
+    col_w: list[float] | None = None,
+    texts: dict[tuple[int, int], str] | None = None,
+) -> tuple[list[StructureObject], list[Word], tuple[float, float]]:
     """Spans are (row, col, rowspan, colspan). Words: one per cell at its centre (text from `texts`)."""
     row_h = row_h or [30.0] * n_rows
     col_w = col_w or [80.0] * n_cols
@@ -48,8 +53,13 @@ def expected_grid(n_rows: int, n_cols: int, spans: list[tuple[int, int, int, int
     return sorted(sig)
 
 
-def grid_from_spec(n_rows: int, n_cols: int, spans: list[tuple[int, int, int, int]],
-                   header_rows: int = 0, texts: dict[tuple[int, int], str] | None = None) -> TableGrid:
+def grid_from_spec(
+    n_rows: int,
+    n_cols: int,
+    spans: list[tuple[int, int, int, int]],
+    header_rows: int = 0,
+    texts: dict[tuple[int, int], str] | None = None,
+) -> TableGrid:
     covered = {(r + i, c + j) for r, c, rs, cs in spans for i in range(rs) for j in range(cs)}
     cells = [Cell(r, c, rs, cs) for r, c, rs, cs in spans]
     cells += [Cell(r, c) for r in range(n_rows) for c in range(n_cols) if (r, c) not in covered]

@@ -76,8 +76,21 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/{db}"
 
     def start(self) -> RedisServer:
-        args = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder),
-                "--save", "", "--appendonly", "yes" if self.persistent else "no", "--protected-mode", "no"]
+        args = [
+            REDIS_SERVER,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.folder),
+            "--save",
+            "",
+            "--appendonly",
+            "yes" if self.persistent else "no",
+            "--protected-mode",
+            "no",
+        ]
         log = (self.folder / "redis.log").open("ab")
         self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         _live[self.proc.pid] = self.proc
@@ -124,10 +137,23 @@ class Worker:
     def start(self, wait: bool = True) -> Worker:
         fh = self.log.open("ab")
         self._offset = self.log.stat().st_size
-        cmd = [sys.executable, "-m", "worker.cli.main", "worker", "--hostname", self.name, "--queues", self.queues,
-               "--concurrency", "1", "--loglevel", "INFO"]
-        self.proc = subprocess.Popen(cmd, cwd=REPO, env=self.env, stdout=fh, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+        cmd = [
+            sys.executable,
+            "-m",
+            "worker.cli.main",
+            "worker",
+            "--hostname",
+            self.name,
+            "--queues",
+            self.queues,
+            "--concurrency",
+            "1",
+            "--loglevel",
+            "INFO",
+        ]
+        self.proc = subprocess.Popen(
+            cmd, cwd=REPO, env=self.env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
+        )
         _live[self.proc.pid] = self.proc
         if wait:
             wait_for(lambda: self._ready(), 60, interval=0.1, what=f"worker {self.name} to be ready")
@@ -136,7 +162,7 @@ class Worker:
     def _ready(self) -> bool:
         if self.proc is not None and self.proc.poll() is not None:
             raise AssertionError(f"worker {self.name} exited with {self.proc.returncode}:\n{self.text()[-3000:]}")
-        return " ready." in self.text()[self._offset:]
+        return " ready." in self.text()[self._offset :]
 
     def text(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
@@ -160,23 +186,26 @@ class Worker:
             _kill_group(self.proc)
 
 
-def worker_env(*, broker_url: str, storage_url: str, models: dict[str, Path], work_dir: Path,
-               **settings: Any) -> dict[str, str]:
+def worker_env(
+    *, broker_url: str, storage_url: str, models: dict[str, Path], work_dir: Path, **settings: Any
+) -> dict[str, str]:
     """Environment of a worker: TABLESIGHT_* settings, offline model hub, no inherited .env surprises."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TABLESIGHT_")}
-    env.update({
-        "TABLESIGHT_BROKER_URL": broker_url,
-        "TABLESIGHT_STORAGE_URL": storage_url,
-        "TABLESIGHT_DETECTION_MODEL": str(models["same_table"]),
-        "TABLESIGHT_STRUCTURE_MODEL": str(models["structure"]),
-        "TABLESIGHT_DEVICE": "cpu",
-        "TABLESIGHT_TORCH_THREADS": "1",
-        "TABLESIGHT_DPI": "100",
-        "TABLESIGHT_WORK_DIR": str(work_dir),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "PYTHONUNBUFFERED": "1",
-    })
+    env.update(
+        {
+            "TABLESIGHT_BROKER_URL": broker_url,
+            "TABLESIGHT_STORAGE_URL": storage_url,
+            "TABLESIGHT_DETECTION_MODEL": str(models["same_table"]),
+            "TABLESIGHT_STRUCTURE_MODEL": str(models["structure"]),
+            "TABLESIGHT_DEVICE": "cpu",
+            "TABLESIGHT_TORCH_THREADS": "1",
+            "TABLESIGHT_DPI": "100",
+            "TABLESIGHT_WORK_DIR": str(work_dir),
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     env.update({f"TABLESIGHT_{k.upper()}": str(v) for k, v in settings.items()})
     return env
 
@@ -185,17 +214,19 @@ def settings_from_env(env: dict[str, str]):  # noqa: ANN201 - Settings
     """The Settings a client in this process uses to talk to workers started with `env`."""
     from worker.settings import Settings
 
-    values = {k[len("TABLESIGHT_"):].lower(): v for k, v in env.items() if k.startswith("TABLESIGHT_")}
+    values = {k[len("TABLESIGHT_") :].lower(): v for k, v in env.items() if k.startswith("TABLESIGHT_")}
     return Settings(_env_file=None, **values)
 
 
 def sample_pdf(path: Path, pages: int, seed: int = 0) -> Path:
     """A scanned PDF of `pages` pages, each with one table; distinct content per seed."""
-    from worker.samples import financial_table, key_figures_table, make_page, make_scanned_pdf, staffing_table
+    from worker.devtools.samples import financial_table, key_figures_table, make_page, make_scanned_pdf, staffing_table
 
     specs = [financial_table, staffing_table, key_figures_table]
-    images = [make_page([specs[(i + seed) % 3]()], title=f"Document {seed} page {i + 1}", seed=seed * 100 + i).image
-              for i in range(pages)]
+    images = [
+        make_page([specs[(i + seed) % 3]()], title=f"Document {seed} page {i + 1}", seed=seed * 100 + i).image
+        for i in range(pages)
+    ]
     return make_scanned_pdf(path, images, dpi=200)
 
 

@@ -9,13 +9,14 @@ import time
 from pathlib import Path
 
 import pytest
+
 from worker.cli.main import main
 from worker.overlap import in_order
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    from worker.bench import BenchOptions, run_bench
+    from worker.devtools.bench import BenchOptions, run_bench
     from worker.settings import Settings
 
     settings = Settings(_env_file=None, device="cpu", bench_dir=tmp_path_factory.mktemp("bench-models"))
@@ -43,8 +44,9 @@ def test_fast_and_naive_outputs_are_identical(report: dict) -> None:
         assert agreement["images"] > 0 and agreement["max_score_diff"] < 1e-3
 
 
-def test_cli_prints_json_and_the_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_prints_json_and_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from worker.settings import get_settings
 
     monkeypatch.setenv("TABLESIGHT_BENCH_DIR", str(tmp_path / "models"))
@@ -74,7 +76,7 @@ def test_size_buckets_limit_padding() -> None:
 
 def test_ocr_with_one_thread_reads_the_same_words() -> None:
     from models.ocr import ocr_words
-    from worker.samples import key_figures_table, render_table
+    from worker.devtools.samples import key_figures_table, render_table
 
     image, _ = render_table(key_figures_table())
     assert ocr_words(image, threads=1) == ocr_words(image)
@@ -105,18 +107,18 @@ def test_in_order_keeps_order_overlaps_and_raises_in_turn() -> None:
 
 
 def test_fingerprint_tells_crops_apart() -> None:
-    from worker.samples import financial_table, render_table, staffing_table
+    from worker.devtools.samples import financial_table, render_table, staffing_table
 
     a, _ = render_table(financial_table())
     b, _ = render_table(staffing_table())
-    from worker.bench_inputs import fingerprint
+    from worker.devtools.bench_inputs import fingerprint
 
     assert fingerprint(a) == fingerprint(a.copy())
     assert fingerprint(a) != fingerprint(b) != fingerprint(a.crop((1, 0, a.width, a.height)))
 
 
 def test_compare_outputs_tells_numeric_noise_from_real_differences(tmp_path: Path) -> None:
-    from worker.bench_report import compare_outputs
+    from worker.devtools.bench_report import compare_outputs
 
     def store(name: str, score: float, html: str) -> Path:
         root = tmp_path / name / "doc" / "tables"

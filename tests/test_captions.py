@@ -11,12 +11,20 @@ from PIL import Image, ImageDraw
 
 from worker.core.captions import capture_context, group_lines, is_continued_caption, is_rule
 from worker.core.types import Word
-from worker.samples import financial_table, load_font, make_born_digital_pdf, render_table
+from worker.devtools.samples import financial_table, load_font, make_born_digital_pdf, render_table
 from worker.settings import Settings
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "eval" / "dev" / "icdar2013-eu"
-KNOWN = {"eu-001": (1, 2, 3), "eu-002": (1,), "eu-004": (2, 3, 6, 9, 10, 11), "eu-010": (1,), "eu-012": (3, 4, 5),
-         "eu-020": (2, 3), "eu-025": (2, 3), "eu-026": (4, 5, 6)}
+KNOWN = {
+    "eu-001": (1, 2, 3),
+    "eu-002": (1,),
+    "eu-004": (2, 3, 6, 9, 10, 11),
+    "eu-010": (1,),
+    "eu-012": (3, 4, 5),
+    "eu-020": (2, 3),
+    "eu-025": (2, 3),
+    "eu-026": (4, 5, 6),
+}
 
 
 def w(text: str, x: float, y: float, h: float = 10.0) -> list[Word]:
@@ -30,11 +38,14 @@ def w(text: str, x: float, y: float, h: float = 10.0) -> list[Word]:
 
 def test_caption_notes_and_what_belongs_to_the_next_table():
     table, nxt = (100, 200, 500, 400), (100, 520, 500, 700)
-    words = (w("Some body text that runs across the page and goes on", 50, 100)
-             + w("and finishes here.", 50, 114)
-             + w("Table 4: Sales by region", 100, 170)
-             + w("Note: unaudited.", 100, 410) + w("Source: accounts", 100, 424)
-             + w("Table 5: Costs", 100, 498))
+    words = (
+        w("Some body text that runs across the page and goes on", 50, 100)
+        + w("and finishes here.", 50, 114)
+        + w("Table 4: Sales by region", 100, 170)
+        + w("Note: unaudited.", 100, 410)
+        + w("Source: accounts", 100, 424)
+        + w("Table 5: Costs", 100, 498)
+    )
     ctx = capture_context(words, table, (600, 800), other_tables=[table, nxt])
     assert ctx.caption == "Table 4: Sales by region"
     assert ctx.notes == ["Note: unaudited.", "Source: accounts"]
@@ -96,8 +107,15 @@ def test_caption_from_a_born_digital_text_layer(tmp_path):
     doc = open_document(pdf, settings=Settings())
     words = pdf_words(doc, 1, dpi)
     s = dpi / 72
-    box = tuple(v * s for v in (min(c["bbox"][0] for c in truth.cells), min(c["bbox"][1] for c in truth.cells),
-                                max(c["bbox"][2] for c in truth.cells), max(c["bbox"][3] for c in truth.cells)))
+    box = tuple(
+        v * s
+        for v in (
+            min(c["bbox"][0] for c in truth.cells),
+            min(c["bbox"][1] for c in truth.cells),
+            max(c["bbox"][2] for c in truth.cells),
+            max(c["bbox"][3] for c in truth.cells),
+        )
+    )
     ctx = capture_context(words, box, doc.page_size_px(1, dpi))
     assert ctx.caption == "Table 2: Results by region"
     assert ctx.notes == [] and ctx.below_clear is True
@@ -129,16 +147,20 @@ def test_captions_and_notes_on_the_icdar_dev_pdfs():
         others = [tight(o) for o in recs if o["pdf"] == r["pdf"] and o["page"] == r["page"]]
         if (pdf, r["page"]) not in page_words:
             page_words[(pdf, r["page"])] = pdf_words(doc, r["page"], dpi)
-        ctx = capture_context(page_words[(pdf, r["page"])], tight(r), doc.page_size_px(r["page"], dpi),
-                              other_tables=others)
+        ctx = capture_context(
+            page_words[(pdf, r["page"])], tight(r), doc.page_size_px(r["page"], dpi), other_tables=others
+        )
         found[(Path(r["pdf"]).stem, int(r["table_id"]))] = (ctx.caption, ctx.notes)
-    assert found[("eu-020", 2)] == ("Table 2.3: Number of female students categorized by faculty cluster",
-                                    ["χ 2 = 5.281, v = 3, p = 0.152"])
+    assert found[("eu-020", 2)] == (
+        "Table 2.3: Number of female students categorized by faculty cluster",
+        ["χ 2 = 5.281, v = 3, p = 0.152"],
+    )
     assert found[("eu-004", 1)][0] == "Table 6.1: Size of the market across the member states"
     assert found[("eu-004", 1)][1][0].startswith("Sources: for GNP and population, World Bank")
     assert found[("eu-001", 2)] == ("Other gases", [])  # between two tables: the lower one's caption
     assert found[("eu-001", 1)] == ("Greenhouse gases", [])
-    assert found[("eu-010", 1)][0] == ("Allocation of TA operations in terms of volume "
-                                       "(financed from the budgets 2003 – 2006)")  # wider than its table
+    assert found[("eu-010", 1)][0] == (
+        "Allocation of TA operations in terms of volume (financed from the budgets 2003 – 2006)"
+    )  # wider than its table
     with_caption = sum(1 for caption, _ in found.values() if caption)
     assert with_caption >= 0.9 * len(found), f"{with_caption} of {len(found)} tables got a caption"

@@ -3,25 +3,32 @@ and the PDF text layer both put the known text into the right cells."""
 
 from __future__ import annotations
 
+from models.ocr import ocr_words
 from worker.core.detections import padded_box, words_in_crop
 from worker.core.reconstruct import reconstruct
+from worker.devtools.samples import financial_table, make_born_digital_pdf, make_page, make_scanned_pdf
 from worker.evaluation.dataset import GtCell
 from worker.evaluation.oracle import oracle_from_cells
 from worker.inputs import open_document
-from worker.samples import financial_table, make_born_digital_pdf, make_page, make_scanned_pdf
 from worker.settings import Settings
 from worker.text_layer import pdf_words
-
-from models.ocr import ocr_words
 
 
 def _gt_cells(cells: list[dict], dx: float, dy: float, scale: float = 1.0, key: str = "text_bbox") -> list[GtCell]:
     out = []
     for c in cells:
         x0, y0, x1, y1 = c.get(key) or c["bbox"]
-        out.append(GtCell(c["row"], c["col"], c["rowspan"], c["colspan"], c["text"],
-                          (x0 * scale - dx, y0 * scale - dy, x1 * scale - dx, y1 * scale - dy),
-                          c.get("is_header", False)))
+        out.append(
+            GtCell(
+                c["row"],
+                c["col"],
+                c["rowspan"],
+                c["colspan"],
+                c["text"],
+                (x0 * scale - dx, y0 * scale - dy, x1 * scale - dx, y1 * scale - dy),
+                c.get("is_header", False),
+            )
+        )
     return out
 
 
@@ -55,8 +62,12 @@ def test_text_layer_path_with_oracle_structure(tmp_path):
     scale = dpi / 72
     words = pdf_words(doc, 1, dpi)
     boxes = [c["bbox"] for c in truth.cells]
-    table = (min(b[0] for b in boxes) * scale, min(b[1] for b in boxes) * scale,
-             max(b[2] for b in boxes) * scale, max(b[3] for b in boxes) * scale)
+    table = (
+        min(b[0] for b in boxes) * scale,
+        min(b[1] for b in boxes) * scale,
+        max(b[2] for b in boxes) * scale,
+        max(b[3] for b in boxes) * scale,
+    )
     size = doc.page_size_px(1, dpi)
     crop_box = padded_box(table, size, 0.05, 30)
     inside = words_in_crop(words, crop_box)

@@ -14,8 +14,12 @@ from worker.core.types import Cell, TableGrid
 
 def long_table(n_sections: int = 6, rows_per_section: int = 7) -> TableGrid:
     """Two-level header; sections under full-width group rows; a label spanning two rows in each."""
-    cells = [Cell(0, 0, 2, 1, "Region", is_header=True), Cell(0, 1, 1, 2, "2024", is_header=True),
-             Cell(1, 1, text="Revenue (£m)", is_header=True), Cell(1, 2, text="Cost (£m)", is_header=True)]
+    cells = [
+        Cell(0, 0, 2, 1, "Region", is_header=True),
+        Cell(0, 1, 1, 2, "2024", is_header=True),
+        Cell(1, 1, text="Revenue (£m)", is_header=True),
+        Cell(1, 2, text="Cost (£m)", is_header=True),
+    ]
     r = 2
     for s in range(n_sections):
         cells.append(Cell(r, 0, 1, 3, f"Section {s}", is_projected_row_header=True))
@@ -101,8 +105,7 @@ def test_oversize_rows_and_blocks_are_flagged_never_cut():
 
 
 def test_table_without_body_rows_is_one_chunk():
-    grid = TableGrid(1, 2, [Cell(0, 0, text="A", is_header=True), Cell(0, 1, text="B", is_header=True)],
-                     header_rows=1)
+    grid = TableGrid(1, 2, [Cell(0, 0, text="A", is_header=True), Cell(0, 1, text="B", is_header=True)], header_rows=1)
     chunks = chunk_table(grid, serialisations(grid), 50)
     assert len(chunks) == 1 and chunks[0]["row_range"] == [-1, -1] and chunks[0]["n_rows"] == 0
 
@@ -124,8 +127,10 @@ def test_approx_tokens():
 
 
 @settings(max_examples=60, deadline=None)
-@given(kinds=st.lists(st.sampled_from(["data", "data", "data", "group", "tied", "empty"]), min_size=1, max_size=30),
-       budget=st.integers(min_value=1, max_value=200))
+@given(
+    kinds=st.lists(st.sampled_from(["data", "data", "data", "group", "tied", "empty"]), min_size=1, max_size=30),
+    budget=st.integers(min_value=1, max_value=200),
+)
 def test_ranges_cover_the_body_exactly_once(kinds: list[str], budget: int):
     cells = [Cell(0, 0, text="Name", is_header=True), Cell(0, 1, text="Value", is_header=True)]
     r = 1
@@ -157,10 +162,20 @@ def test_document_chunks_from_a_store_including_records_written_before_rows_were
     old = {"column_labels": [], "markdown": "", "markdown_lossy": False, "row_lines": []}  # version 1
     new = serialisations(grid, TableContext("Sites", [], [2]), table_id="p0002-t01")
     for tid, page, ser in (("p0001-t01", 1, old), ("p0002-t01", 2, new)):
-        store.put_json(f"doc/tables/{tid}.json", {"table_id": tid, "page": page, "grid": grid.to_dict(),
-                                                  "serialisations": ser, "context": {"caption": "Sites"}})
-    store.put_json("doc/manifest.json", {"doc_id": "doc", "tables": [{"table_id": "p0001-t01", "page": 1},
-                                                                       {"table_id": "p0002-t01", "page": 2}]})
+        store.put_json(
+            f"doc/tables/{tid}.json",
+            {
+                "table_id": tid,
+                "page": page,
+                "grid": grid.to_dict(),
+                "serialisations": ser,
+                "context": {"caption": "Sites"},
+            },
+        )
+    store.put_json(
+        "doc/manifest.json",
+        {"doc_id": "doc", "tables": [{"table_id": "p0001-t01", "page": 1}, {"table_id": "p0002-t01", "page": 2}]},
+    )
     chunks = document_chunks(store, "doc", 10_000, approx_tokens)
     assert [(c["table_id"], c["pages"]) for c in chunks] == [("p0001-t01", [1]), ("p0002-t01", [2])]
     assert chunks[0]["text"] == chunks[1]["text"].replace("Page: 2", "Page: 1")  # old record re-serialised

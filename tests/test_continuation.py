@@ -26,11 +26,30 @@ DEV = Path(__file__).resolve().parents[2] / "shared" / "eval" / "dev" / "icdar20
 needs_dev = pytest.mark.skipif(not (DEV / "gt.jsonl").is_file(), reason="dev data ../shared/eval/dev not present")
 
 
-def part(tid: str, page: int, xs: list[float], *, top: float = 80, bottom: float = 1000, caption: str = "",
-         header: list[str] | None = None, clear: tuple[bool | None, bool | None] = (True, True)) -> Part:
+def part(
+    tid: str,
+    page: int,
+    xs: list[float],
+    *,
+    top: float = 80,
+    bottom: float = 1000,
+    caption: str = "",
+    header: list[str] | None = None,
+    clear: tuple[bool | None, bool | None] = (True, True),
+) -> Part:
     edges: list[tuple[float, float] | None] = [(a, b) for a, b in zip(xs, xs[1:])]
-    return Part(tid, page, (xs[0], top, xs[-1], bottom), (1200.0, 1100.0), edges, header or [],
-                1 if header else 0, caption, clear[0], clear[1])
+    return Part(
+        tid,
+        page,
+        (xs[0], top, xs[-1], bottom),
+        (1200.0, 1100.0),
+        edges,
+        header or [],
+        1 if header else 0,
+        caption,
+        clear[0],
+        clear[1],
+    )
 
 
 def test_link_rules():
@@ -59,16 +78,40 @@ def test_link_rules():
     assert continues(a_low, part("p0002-t01", 2, [100, 300, 500, 700], top=60, clear=(None, None)))[0]
     a.last_on_page = False
     assert continues(a, b)[0] is None
-    chains, _ = link_parts([part("p0001-t01", 1, [0, 50, 90], top=500), part("p0002-t01", 2, [0, 50, 90]),
-                            part("p0003-t01", 3, [0, 50, 90])])
+    chains, _ = link_parts(
+        [
+            part("p0001-t01", 1, [0, 50, 90], top=500),
+            part("p0002-t01", 2, [0, 50, 90]),
+            part("p0003-t01", 3, [0, 50, 90]),
+        ]
+    )
     assert chains == [["p0001-t01", "p0002-t01", "p0003-t01"]]
 
 
 def test_merge_skips_a_repeated_header_and_keeps_spans():
-    a = TableGrid(3, 2, [Cell(0, 0, text="Item", is_header=True), Cell(0, 1, text="Qty", is_header=True),
-                         Cell(1, 0, 2, 1, "Bolts"), Cell(1, 1, text="1"), Cell(2, 1, text="2")], header_rows=1)
-    b = TableGrid(2, 2, [Cell(0, 0, text="Item", is_header=True), Cell(0, 1, text="Qty", is_header=True),
-                         Cell(1, 0, text="Nuts"), Cell(1, 1, text="3")], header_rows=1)
+    a = TableGrid(
+        3,
+        2,
+        [
+            Cell(0, 0, text="Item", is_header=True),
+            Cell(0, 1, text="Qty", is_header=True),
+            Cell(1, 0, 2, 1, "Bolts"),
+            Cell(1, 1, text="1"),
+            Cell(2, 1, text="2"),
+        ],
+        header_rows=1,
+    )
+    b = TableGrid(
+        2,
+        2,
+        [
+            Cell(0, 0, text="Item", is_header=True),
+            Cell(0, 1, text="Qty", is_header=True),
+            Cell(1, 0, text="Nuts"),
+            Cell(1, 1, text="3"),
+        ],
+        header_rows=1,
+    )
     merged, sources = merge_grids([a, b], [0, 1])
     merged.owner_map()
     assert (merged.n_rows, merged.header_rows) == (4, 1)
@@ -77,6 +120,7 @@ def test_merge_skips_a_repeated_header_and_keeps_spans():
 
 
 # --- end to end: stored parts -> linked, merged, chunked ---------------------------------
+
 
 class Replay:
     """A predictor that answers from a list, in call order: with one pipeline lane and every page
@@ -88,12 +132,14 @@ class Replay:
         self.answers = list(answers)
 
     def predict(self, images: list[Any], batch_size: int | None = None) -> list[list[dict[str, Any]]]:
-        out, self.answers = self.answers[:len(images)], self.answers[len(images):]
+        out, self.answers = self.answers[: len(images)], self.answers[len(images) :]
         return out
 
 
-def oracle_stages(tables: list[tuple[tuple[float, float], tuple[float, float, float, float], list[GtCell], int, int,
-                                     int]], settings: Settings) -> Any:
+def oracle_stages(
+    tables: list[tuple[tuple[float, float], tuple[float, float, float, float], list[GtCell], int, int, int]],
+    settings: Settings,
+) -> Any:
     """Stages answering with the truth: per page one table (page size, bbox, cells in page px,
     n_rows, n_cols, header rows); structure objects made by the evaluation's oracle."""
     from worker.pipeline import Stages
@@ -101,18 +147,27 @@ def oracle_stages(tables: list[tuple[tuple[float, float], tuple[float, float, fl
     detections, structures = [], []
     for size, bbox, cells, n_rows, n_cols, header in tables:
         detections.append([{"label": "table", "score": 0.99, "bbox": list(bbox)}])
-        x0, y0, x1, y1 = padded_box(bbox, (int(size[0]), int(size[1])), settings.crop_padding,
-                                    settings.crop_padding_min_px)
-        local = [GtCell(c.row, c.col, c.rowspan, c.colspan, c.text,
-                        None if c.bbox is None else (c.bbox[0] - x0, c.bbox[1] - y0, c.bbox[2] - x0, c.bbox[3] - y0))
-                 for c in cells]
+        x0, y0, x1, y1 = padded_box(
+            bbox, (int(size[0]), int(size[1])), settings.crop_padding, settings.crop_padding_min_px
+        )
+        local = [
+            GtCell(
+                c.row,
+                c.col,
+                c.rowspan,
+                c.colspan,
+                c.text,
+                None if c.bbox is None else (c.bbox[0] - x0, c.bbox[1] - y0, c.bbox[2] - x0, c.bbox[3] - y0),
+            )
+            for c in cells
+        ]
         oracle = oracle_from_cells(local, n_rows, n_cols, (x1 - x0, y1 - y0), header_rows=header)
         structures.append([{"label": o.label, "score": o.score, "bbox": list(o.bbox)} for o in oracle.objects])
     return Stages(structure=Replay(structures), detector=Replay(detections), ocr=lambda im: [])
 
 
 def born_digital_part(path: Path, rows: list[list[str]], header: bool, top: float, title: str) -> Any:
-    from worker.samples import CellSpec, TableSpec, make_born_digital_pdf
+    from worker.devtools.samples import CellSpec, TableSpec, make_born_digital_pdf
 
     body = ([["Item", "Qty", "Price"]] if header else []) + rows
     spec = TableSpec(tuple(tuple(CellSpec(t) for t in row) for row in body), header_rows=1 if header else 0)
@@ -139,10 +194,16 @@ def test_born_digital_table_over_two_pages_is_one_logical_table(tmp_path, capsys
     s = settings.dpi / 72
     tables = []
     for truth in (first, second):
-        cells = [GtCell(c["row"], c["col"], 1, 1, c["text"], tuple(v * s for v in c["bbox"]), c["is_header"])
-                 for c in truth.cells]
-        bbox = (min(c.bbox[0] for c in cells), min(c.bbox[1] for c in cells),  # type: ignore[index]
-                max(c.bbox[2] for c in cells), max(c.bbox[3] for c in cells))  # type: ignore[index]
+        cells = [
+            GtCell(c["row"], c["col"], 1, 1, c["text"], tuple(v * s for v in c["bbox"]), c["is_header"])
+            for c in truth.cells
+        ]
+        bbox = (
+            min(c.bbox[0] for c in cells),
+            min(c.bbox[1] for c in cells),  # type: ignore[index]
+            max(c.bbox[2] for c in cells),
+            max(c.bbox[3] for c in cells),
+        )  # type: ignore[index]
         n_rows = max(c.row for c in cells) + 1
         tables.append(((612 * s, 792 * s), bbox, cells, n_rows, 3, 1 if cells[0].is_header else 0))
     store = LocalStorage(tmp_path / "out")
@@ -169,14 +230,27 @@ def test_born_digital_table_over_two_pages_is_one_logical_table(tmp_path, capsys
     covered = [r for c in chunks for r in range(c["row_range"][0], c["row_range"][1] + 1)]
     assert covered == list(range(1, 37))
     assert chunks[0]["pages"] == [1] and chunks[-1]["pages"] == [2]
-    assert all(c["text"].startswith("Table: Table 7: Widget prices\nPages: 1-2\nColumns: Item | Qty | Price")
-               for c in chunks)
-    assert main(["chunks", manifest["doc_id"], "--store", str(tmp_path / "out"), "--tokenizer",
-                 str(tmp_path / "no-such-tokenizer")]) == 2
+    assert all(
+        c["text"].startswith("Table: Table 7: Widget prices\nPages: 1-2\nColumns: Item | Qty | Price") for c in chunks
+    )
+    assert (
+        main(
+            [
+                "chunks",
+                manifest["doc_id"],
+                "--store",
+                str(tmp_path / "out"),
+                "--tokenizer",
+                str(tmp_path / "no-such-tokenizer"),
+            ]
+        )
+        == 2
+    )
     assert main(["chunks", "0000000000000000", "--store", str(tmp_path / "out")]) == 1
 
 
 # --- the ICDAR-2013 dev PDFs ----------------------------------------------------------------
+
 
 def dev_records() -> list[dict[str, Any]]:
     return [json.loads(line) for line in (DEV / "gt.jsonl").read_text().splitlines() if line.strip()]
@@ -189,9 +263,16 @@ def gt_part_cells(rec: dict[str, Any], rows: range, page_top_pt: float, dpi: int
     for c in rec["cells"]:
         if c["row"] in rows and c.get("pdf_bbox_pt"):
             x0, y0, x1, y1 = c["pdf_bbox_pt"]
-            out.append(GtCell(c["row"] - rows.start, c["col"], min(c.get("rowspan", 1), rows.stop - c["row"]),
-                              c.get("colspan", 1), c["text"], (x0 * s, (page_top_pt - y1) * s, x1 * s,
-                                                               (page_top_pt - y0) * s)))
+            out.append(
+                GtCell(
+                    c["row"] - rows.start,
+                    c["col"],
+                    min(c.get("rowspan", 1), rows.stop - c["row"]),
+                    c.get("colspan", 1),
+                    c["text"],
+                    (x0 * s, (page_top_pt - y1) * s, x1 * s, (page_top_pt - y0) * s),
+                )
+            )
     return out
 
 
@@ -203,8 +284,10 @@ def test_dev_set_tables_continued_across_pages_are_merged(tmp_path):
         groups.setdefault((r["pdf"], r["table_id"]), []).append(r)
     multi = {k: v for k, v in groups.items() if len(v) > 1}
     if not multi:
-        pytest.skip("the dev set holds no table continued across pages: every (pdf, table_id) is one region "
-                    "(region_index 0); see test_dev_table_split_across_two_pages_is_merged")
+        pytest.skip(
+            "the dev set holds no table continued across pages: every (pdf, table_id) is one region "
+            "(region_index 0); see test_dev_table_split_across_two_pages_is_merged"
+        )
     pytest.fail(f"multi-region tables appeared in the dev set ({sorted(multi)}): extend this test to run them")
 
 
@@ -236,17 +319,29 @@ def test_dev_table_split_across_two_pages_is_merged(tmp_path, caplog):
     settings = Settings(dpi=72, detection_batch_size=2, pipeline_lanes=1)
     full = complete_grid(rec["cells"], rec["n_rows"], rec["n_cols"], 0)
     assert full is not None
-    header = infer_header_rows(TableGrid(rec["n_rows"], rec["n_cols"], [
-        Cell(c.row, c.col, c.rowspan, c.colspan, c.text) for c in full]))
+    header = infer_header_rows(
+        TableGrid(rec["n_rows"], rec["n_cols"], [Cell(c.row, c.col, c.rowspan, c.colspan, c.text) for c in full])
+    )
     assert header == 1
     tables = []
     for rows, top in ((range(0, split_row), height), (range(split_row, rec["n_rows"]), cut)):
         cells = gt_part_cells(rec, rows, top, settings.dpi)
-        bbox = (min(c.bbox[0] for c in cells), min(c.bbox[1] for c in cells),  # type: ignore[index]
-                max(c.bbox[2] for c in cells), max(c.bbox[3] for c in cells))  # type: ignore[index]
+        bbox = (
+            min(c.bbox[0] for c in cells),
+            min(c.bbox[1] for c in cells),  # type: ignore[index]
+            max(c.bbox[2] for c in cells),
+            max(c.bbox[3] for c in cells),
+        )  # type: ignore[index]
         size = (595.0, (height - cut) if top == height else cut)
-        grid = complete_grid([{"row": c.row, "col": c.col, "rowspan": c.rowspan, "colspan": c.colspan,
-                               "text": c.text, "bbox": c.bbox} for c in cells], len(rows), rec["n_cols"], 0)
+        grid = complete_grid(
+            [
+                {"row": c.row, "col": c.col, "rowspan": c.rowspan, "colspan": c.colspan, "text": c.text, "bbox": c.bbox}
+                for c in cells
+            ],
+            len(rows),
+            rec["n_cols"],
+            0,
+        )
         tables.append((size, bbox, grid, len(rows), rec["n_cols"], header if rows.start == 0 else 0))
     store = LocalStorage(tmp_path / "out")
     manifest = extract_document(pdf, stages=oracle_stages(tables, settings), storage=store, settings=settings)
@@ -271,8 +366,13 @@ def test_dev_consecutive_page_tables_with_own_captions_stay_apart():
     from worker.text_layer import pdf_words
 
     recs = dev_records()
-    pairs = [("eu-001", "3", "4"), ("eu-001", "5", "6"), ("eu-020", "2", "3"), ("eu-026", "2", "3"),
-             ("eu-004", "8", "9")]
+    pairs = [
+        ("eu-001", "3", "4"),
+        ("eu-001", "5", "6"),
+        ("eu-020", "2", "3"),
+        ("eu-026", "2", "3"),
+        ("eu-004", "8", "9"),
+    ]
     docs: dict[str, Any] = {}
     for stem, ta, tb in pairs:
         a_rec, b_rec = (next(r for r in recs if Path(r["pdf"]).stem == stem and r["table_id"] == t) for t in (ta, tb))
@@ -285,8 +385,15 @@ def test_dev_consecutive_page_tables_with_own_captions_stay_apart():
             if stem not in docs:
                 docs[stem] = open_document(DEV.parent / rec["pdf"], settings=Settings())
             same_page = [r for r in recs if r["pdf"] == rec["pdf"] and r["page"] == rec["page"]]
-            others = [(r["crop_px_in_page"][0] + pad, r["crop_px_in_page"][1] + pad,
-                       r["crop_px_in_page"][2] - pad, r["crop_px_in_page"][3] - pad) for r in same_page]
+            others = [
+                (
+                    r["crop_px_in_page"][0] + pad,
+                    r["crop_px_in_page"][1] + pad,
+                    r["crop_px_in_page"][2] - pad,
+                    r["crop_px_in_page"][3] - pad,
+                )
+                for r in same_page
+            ]
             size = docs[stem].page_size_px(rec["page"], dpi)
             ctx = capture_context(pdf_words(docs[stem], rec["page"], dpi), box, size, other_tables=others)
             full = complete_grid(rec["cells"], rec["n_rows"], rec["n_cols"], 0)
@@ -297,8 +404,22 @@ def test_dev_consecutive_page_tables_with_own_captions_stay_apart():
                     lo[c.col] = min(lo.get(c.col, 1e9), c.bbox[0] + x0)
                     hi[c.col] = max(hi.get(c.col, 0.0), c.bbox[2] + x0)
             edges = [(lo[k], hi[k]) if k in lo else None for k in range(rec["n_cols"])]
-            parts.append(Part(rec["table_id"], rec["page"], box, (float(size[0]), float(size[1])), edges, [], 0,
-                              ctx.caption, ctx.above_clear, ctx.below_clear, False,
-                              same_page[0] is rec, same_page[-1] is rec))
+            parts.append(
+                Part(
+                    rec["table_id"],
+                    rec["page"],
+                    box,
+                    (float(size[0]), float(size[1])),
+                    edges,
+                    [],
+                    0,
+                    ctx.caption,
+                    ctx.above_clear,
+                    ctx.below_clear,
+                    False,
+                    same_page[0] is rec,
+                    same_page[-1] is rec,
+                )
+            )
         link, why = continues(parts[0], parts[1])
         assert link is None, (stem, ta, tb, why)

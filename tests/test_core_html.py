@@ -66,8 +66,9 @@ def test_header_rows_in_thead_with_th():
     assert back.header_rows == 2 and back.shape_signature() == grid.shape_signature()
 
 
-@pytest.mark.parametrize("spans,header", [([], 0), ([(0, 0, 1, 3)], 1), ([(1, 0, 3, 1), (1, 1, 1, 2)], 1),
-                                          ([(0, 0, 2, 2), (2, 2, 2, 1)], 0)])
+@pytest.mark.parametrize(
+    "spans,header", [([], 0), ([(0, 0, 1, 3)], 1), ([(1, 0, 3, 1), (1, 1, 1, 2)], 1), ([(0, 0, 2, 2), (2, 2, 2, 1)], 0)]
+)
 def test_lxml_html5lib_and_our_parser_agree(spans, header):
     grid = grid_from_spec(4, 3, spans, header_rows=header)
     html = grid_to_html(grid)
@@ -78,8 +79,10 @@ def test_lxml_html5lib_and_our_parser_agree(spans, header):
 
 
 def test_parser_repairs_ragged_and_overlapping_html():
-    grid = html_to_grid("<table><tr><td rowspan=3>a</td><td>b</td></tr><tr><td colspan=2>c</td></tr>"
-                        "<tr><td>d</td><td>e</td><td>f</td></tr></table>")
+    grid = html_to_grid(
+        "<table><tr><td rowspan=3>a</td><td>b</td></tr><tr><td colspan=2>c</td></tr>"
+        "<tr><td>d</td><td>e</td><td>f</td></tr></table>"
+    )
     grid.owner_map()
     assert (grid.n_rows, grid.n_cols) == (3, 4)
     assert grid.repairs  # ragged rows padded, each repair listed
@@ -92,8 +95,10 @@ def test_parser_clips_spans_running_past_the_table_and_absurd_values():
 
 
 def test_parser_reads_first_table_and_flattens_nested_text():
-    grid = html_to_grid("<p>x</p><table><tr><td>out<table><tr><td>in</td></tr></table></td></tr></table>"
-                        "<table><tr><td>second</td></tr></table>")
+    grid = html_to_grid(
+        "<p>x</p><table><tr><td>out<table><tr><td>in</td></tr></table></td></tr></table>"
+        "<table><tr><td>second</td></tr></table>"
+    )
     assert [c.text for c in grid.cells] == ["out in"]
 
 

@@ -34,7 +34,7 @@ def test_multi_row_header_with_spanning_group_label():
 
 def test_two_overlapping_spanning_cells_resolved():
     objs, words, size = oracle_objects(3, 3, [])
-    objs.append(StructureObject("table spanning cell", 0.9, (0, 0, 160, 60)))   # rows 0-1, cols 0-1
+    objs.append(StructureObject("table spanning cell", 0.9, (0, 0, 160, 60)))  # rows 0-1, cols 0-1
     objs.append(StructureObject("table spanning cell", 0.8, (80, 30, 240, 90)))  # rows 1-2, cols 1-2 (clash)
     grid = rebuild(objs, words, size)
     spans = [c for c in grid.cells if c.rowspan * c.colspan > 1]
@@ -47,7 +47,7 @@ def test_two_overlapping_spanning_cells_resolved():
 
 def test_overlapping_span_that_cannot_be_trimmed_is_dropped():
     objs, words, size = oracle_objects(3, 3, [])
-    objs.append(StructureObject("table spanning cell", 0.9, (0, 0, 240, 60)))   # rows 0-1, all columns
+    objs.append(StructureObject("table spanning cell", 0.9, (0, 0, 240, 60)))  # rows 0-1, all columns
     objs.append(StructureObject("table spanning cell", 0.8, (80, 0, 160, 90)))  # column 1, all rows
     grid = rebuild(objs, words, size)
     sig = grid.shape_signature()
@@ -115,7 +115,7 @@ def test_zero_rows_or_columns():
 
 def test_duplicate_rows_and_columns_suppressed():
     objs, words, size = oracle_objects(3, 2, [])
-    objs.append(StructureObject("table row", 0.6, (0, 32, 160, 58)))     # duplicate of row 1
+    objs.append(StructureObject("table row", 0.6, (0, 32, 160, 58)))  # duplicate of row 1
     objs.append(StructureObject("table column", 0.55, (2, 0, 78, 90)))  # duplicate of column 0
     grid = rebuild(objs, words, size)
     assert (grid.n_rows, grid.n_cols) == (3, 2)
@@ -129,10 +129,12 @@ def test_thresholds_per_class():
 
 
 def test_rows_snap_into_gap_free_bands():
-    objs = [StructureObject("table", 0.9, (0, 0, 100, 100)),
-            StructureObject("table row", 0.9, (0, 5, 100, 40)),
-            StructureObject("table row", 0.9, (0, 50, 100, 95)),
-            StructureObject("table column", 0.9, (0, 0, 100, 100))]
+    objs = [
+        StructureObject("table", 0.9, (0, 0, 100, 100)),
+        StructureObject("table row", 0.9, (0, 5, 100, 40)),
+        StructureObject("table row", 0.9, (0, 50, 100, 95)),
+        StructureObject("table column", 0.9, (0, 0, 100, 100)),
+    ]
     grid = rebuild(objs, [], (100, 100))
     (a, b) = grid.row_bboxes
     assert a[1] == 0 and a[3] == b[1] == 45 and b[3] == 100

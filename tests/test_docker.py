@@ -43,6 +43,7 @@ SETUP_HINT = "it is in pyproject's `test` extra: run `bash .ci/setup`"
 
 # ---- a small Dockerfile reader ------------------------------------------------------------
 
+
 @dataclass
 class Instruction:
     stage: str
@@ -76,8 +77,12 @@ def read_dockerfile(path: Path = DOCKERFILE) -> list[Instruction]:
 
 
 def arg_defaults(instructions: list[Instruction]) -> dict[str, str]:
-    return {name: value for i in instructions if i.keyword == "ARG" and "=" in i.args
-            for name, _, value in [i.args.partition("=")]}
+    return {
+        name: value
+        for i in instructions
+        if i.keyword == "ARG" and "=" in i.args
+        for name, _, value in [i.args.partition("=")]
+    }
 
 
 def env_pairs(args: str) -> list[tuple[str, str]]:
@@ -99,12 +104,17 @@ def strip_mounts(command: str) -> tuple[list[str], str]:
 
 # ---- hadolint ------------------------------------------------------------------------------
 
+
 def test_dockerfile_passes_hadolint() -> None:
     hadolint = BIN / "hadolint"
     if not hadolint.exists():
         pytest.fail(f"hadolint is missing from {BIN}; {SETUP_HINT}")
-    proc = subprocess.run([str(hadolint), "--no-color", "--failure-threshold", "style", "--format", "json",
-                           str(DOCKERFILE)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(hadolint), "--no-color", "--failure-threshold", "style", "--format", "json", str(DOCKERFILE)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     findings = json.loads(proc.stdout or "[]")
     assert proc.returncode == 0 and findings == [], proc.stdout + proc.stderr
 
@@ -113,11 +123,12 @@ def test_every_hadolint_ignore_has_a_reason() -> None:
     lines = DOCKERFILE.read_text().splitlines()
     ignores = [n for n, line in enumerate(lines) if "hadolint ignore=" in line]
     for n in ignores:
-        above = "\n".join(lines[max(0, n - 3):n])
+        above = "\n".join(lines[max(0, n - 3) : n])
         assert "Reason" in above, f"line {n + 1}: `{lines[n].strip()}` needs a `# Reason...` comment above it"
 
 
 # ---- compose --------------------------------------------------------------------------------
+
 
 def compose_binary() -> Path:
     try:
@@ -164,8 +175,14 @@ def compose_config(folder: Path, *args: str, env: dict[str, str] | None = None) 
     import yaml
 
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("TABLESIGHT_", "COMPOSE_", "DOCKER_"))}
-    proc = subprocess.run([str(compose_binary()), *args, "config", "--format", "yaml"], cwd=folder,
-                          capture_output=True, text=True, timeout=60, env={**clean, **(env or {})})
+    proc = subprocess.run(
+        [str(compose_binary()), *args, "config", "--format", "yaml"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**clean, **(env or {})},
+    )
     assert proc.returncode == 0, f"docker-compose {' '.join(args)} config failed:\n{proc.stderr}"
     return yaml.safe_load(proc.stdout)
 
@@ -227,11 +244,14 @@ def test_compose_without_profiles_needs_no_gpu(compose_dir: Path) -> None:
 
 def test_compose_second_gpu_and_node_layouts(compose_dir: Path) -> None:
     two = compose_config(compose_dir, *LAYOUTS["one box, two GPUs"])["services"]
-    ids = {name: two[name]["deploy"]["resources"]["reservations"]["devices"][0]["device_ids"]
-           for name in ("gpu-worker", "gpu-worker-1")}
+    ids = {
+        name: two[name]["deploy"]["resources"]["reservations"]["devices"][0]["device_ids"]
+        for name in ("gpu-worker", "gpu-worker-1")
+    }
     assert ids == {"gpu-worker": ["0"], "gpu-worker-1": ["1"]}
-    node = compose_config(compose_dir, "-p", "tablesight-gpu3", "-f", "compose.node.yaml",
-                          env={"GPU_DEVICE": "3"})["services"]
+    node = compose_config(compose_dir, "-p", "tablesight-gpu3", "-f", "compose.node.yaml", env={"GPU_DEVICE": "3"})[
+        "services"
+    ]
     assert set(node) == {"gpu-worker"}
     assert node["gpu-worker"]["deploy"]["resources"]["reservations"]["devices"][0]["device_ids"] == ["3"]
     env = node["gpu-worker"]["environment"]  # a node uses .env's addresses as written
@@ -244,12 +264,14 @@ def test_compose_requires_the_secrets(compose_dir: Path, tmp_path: Path) -> None
     shutil.copytree(compose_dir, folder)
     env = (folder / ".env").read_text()
     (folder / ".env").write_text(re.sub(r"^REDIS_PASSWORD=.*$", "REDIS_PASSWORD=", env, flags=re.M))
-    proc = subprocess.run([str(compose_binary()), "-f", "compose.yaml", "config"], cwd=folder,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [str(compose_binary()), "-f", "compose.yaml", "config"], cwd=folder, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode != 0 and "REDIS_PASSWORD" in proc.stderr
 
 
 # ---- settings, locks and the Dockerfile agree ---------------------------------------------
+
 
 def test_env_example_names_only_real_settings_and_loads() -> None:
     from dotenv import dotenv_values
@@ -257,8 +279,11 @@ def test_env_example_names_only_real_settings_and_loads() -> None:
     from worker.settings import Settings
 
     values = dotenv_values(DOCKER / ".env.example")
-    unknown = [k for k in values if k.startswith("TABLESIGHT_") and k[len("TABLESIGHT_"):].lower()
-               not in Settings.model_fields]
+    unknown = [
+        k
+        for k in values
+        if k.startswith("TABLESIGHT_") and k[len("TABLESIGHT_") :].lower() not in Settings.model_fields
+    ]
     assert unknown == [], f"not settings (typos?): {unknown}"
     settings = Settings(_env_file=DOCKER / ".env.example")  # validators run (queue timing, ...)
     assert settings.broker_url == "redis://:change-me-redis@localhost:6379/0"
@@ -285,8 +310,9 @@ def test_locks_satisfy_pyproject() -> None:
 
 
 def test_lock_files_are_consistent() -> None:
-    cpu, gpu, rest = (read_lock(n) for n in ("requirements-torch-cpu.txt", "requirements-torch-gpu.txt",
-                                             "requirements.txt"))
+    cpu, gpu, rest = (
+        read_lock(n) for n in ("requirements-torch-cpu.txt", "requirements-torch-gpu.txt", "requirements.txt")
+    )
     assert cpu == {k: gpu[k] for k in ("torch", "torchvision")}, "CPU and GPU images must pin the same torch"
     assert set(gpu) - set(cpu) and all(re.match(r"^(nvidia-|cuda-|triton$)", k) for k in set(gpu) - set(cpu))
     assert not set(rest) & set(gpu), "a package in two layers"
@@ -315,11 +341,18 @@ def test_dockerfile_defaults_match_settings() -> None:
 
 # ---- the health check command on its own ----------------------------------------------------
 
+
 def run_health(*args: str, broker: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TABLESIGHT_")}
     env["TABLESIGHT_BROKER_URL"] = broker
-    return subprocess.run([sys.executable, "-m", "worker.cli.main", "worker-health", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "worker.cli.main", "worker-health", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_worker_health_fails_fast_without_a_broker() -> None:
@@ -335,6 +368,7 @@ def test_worker_health_rejects_a_bad_timeout() -> None:
 
 
 # ---- the image's Python environment, built and run ------------------------------------------
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -363,7 +397,9 @@ class Replay:
     # reach. The GPU variant's file pins the same torch and torchvision (test_lock_files_are_
     # consistent) from PyPI, built with CUDA, plus the CUDA libraries: torch runs on the CPU
     # either way, and every other step is the CPU build's.
-    TORCH_SUBSTITUTE: ClassVar[dict[str, str]] = {"docker/requirements-torch-cpu.txt": "docker/requirements-torch-gpu.txt"}
+    TORCH_SUBSTITUTE: ClassVar[dict[str, str]] = {
+        "docker/requirements-torch-cpu.txt": "docker/requirements-torch-gpu.txt"
+    }
     SKIPPED: ClassVar[dict[str, str]] = {
         "apt-get": "system packages: poppler and tesseract come from this machine (.ci/setup)",
         "groupadd": "the user account: the test runs as the current user",
@@ -371,16 +407,25 @@ class Replay:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.paths = {"/opt/venv": root / "venv", "/build": root / "build", "/models": root / "models",
-                      "/data": root / "data", "/home/tablesight": root / "home", "/tmp/dist": root / "build/dist"}
+        self.paths = {
+            "/opt/venv": root / "venv",
+            "/build": root / "build",
+            "/models": root / "models",
+            "/data": root / "data",
+            "/home/tablesight": root / "home",
+            "/tmp/dist": root / "build/dist",
+        }
         for p in self.paths.values():
             p.mkdir(parents=True, exist_ok=True)
         base = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
         shims = root / "base-python"  # `python` before the venv exists: this machine's CPython 3.11
         shims.mkdir()
         (shims / "python").symlink_to(base)
-        keep = {k: v for k, v in os.environ.items()
-                if not k.startswith(("TABLESIGHT_", "VIRTUAL_ENV", "PYTHON", "CONDA", "HF_"))}
+        keep = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("TABLESIGHT_", "VIRTUAL_ENV", "PYTHON", "CONDA", "HF_"))
+        }
         keep["PATH"] = f"{shims}:{os.environ.get('PATH', '/usr/bin:/bin')}"
         self.base_env = keep
         self.env = dict(keep)
@@ -436,8 +481,9 @@ class Replay:
         for src in sources:
             origin = REPO / self.TORCH_SUBSTITUTE.get(src, src)
             if origin.is_dir():  # a folder's contents go into dest, as COPY does
-                shutil.copytree(origin, target, dirs_exist_ok=True,
-                                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+                shutil.copytree(
+                    origin, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+                )
             elif dest.endswith("/"):
                 target.mkdir(parents=True, exist_ok=True)
                 shutil.copy(origin, target / Path(src).name)
@@ -453,11 +499,13 @@ class Replay:
             return
         command = self.host_path(command)
         started = time.monotonic()
-        proc = subprocess.run(["/bin/sh", "-c", command], cwd=self.cwd, env=scope, capture_output=True,
-                              text=True, timeout=900)
+        proc = subprocess.run(
+            ["/bin/sh", "-c", command], cwd=self.cwd, env=scope, capture_output=True, text=True, timeout=900
+        )
         self.log.append(f"line {ins.line}: RUN {command[:90]}... {time.monotonic() - started:.0f} s")
-        assert proc.returncode == 0, f"line {ins.line} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n" \
-                                     f"{proc.stderr[-3000:]}"
+        assert proc.returncode == 0, (
+            f"line {ins.line} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
 
 
 @pytest.fixture
@@ -510,18 +558,39 @@ def test_image_environment_runs_worker_and_healthcheck(build_root: Path) -> None
     procs: list[subprocess.Popen] = []
 
     def start(argv: list[str], log: str) -> subprocess.Popen:
-        proc = subprocess.Popen(argv, cwd=replay.cwd, env=env, stdout=(tmp_path / log).open("wb"),
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            cwd=replay.cwd,
+            env=env,
+            stdout=(tmp_path / log).open("wb"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         procs.append(proc)
         return proc
 
     def health() -> subprocess.CompletedProcess:
-        return subprocess.run(replay.healthcheck, cwd=replay.cwd, env=env, capture_output=True, text=True,
-                              timeout=20)  # the image's HEALTHCHECK --timeout
+        return subprocess.run(
+            replay.healthcheck, cwd=replay.cwd, env=env, capture_output=True, text=True, timeout=20
+        )  # the image's HEALTHCHECK --timeout
 
     try:
-        redis = start([REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(redis_dir),
-                       "--save", "", "--appendonly", "no"], "redis.log")
+        redis = start(
+            [
+                REDIS_SERVER,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(redis_dir),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            "redis.log",
+        )
         worker = start(replay.cmd, "worker.log")
         wait_until(lambda: health().returncode == 0, 60, "the worker to answer the health check")
         answer = health()

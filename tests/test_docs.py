@@ -16,7 +16,8 @@ def test_settings_table_in_readme_is_current():
     block = re.search(r"<!-- settings-table:start -->\n(.*?)\n<!-- settings-table:end -->", text, re.S)
     assert block, "README lost its settings table markers"
     assert block.group(1).strip() == markdown_table().strip(), (
-        "README settings table is stale: regenerate it with `tablesight settings --markdown`")
+        "README settings table is stale: regenerate it with `tablesight settings --markdown`"
+    )
 
 
 def test_every_command_in_the_readme_exists():

@@ -35,7 +35,7 @@ GT_HTML = (
     "</tbody></table>"
 )
 ROW_Y = [(10, 22), (32, 44), (54, 66), (76, 88), (98, 122)]  # content top/bottom per row
-COL_X = [(5, 70), (90, 120), (140, 170), (190, 260)]        # content left/right per column
+COL_X = [(5, 70), (90, 120), (140, 170), (190, 260)]  # content left/right per column
 
 
 def _box(r: int, c: int, rs: int = 1, cs: int = 1) -> tuple[float, float, float, float]:
@@ -44,14 +44,27 @@ def _box(r: int, c: int, rs: int = 1, cs: int = 1) -> tuple[float, float, float,
 
 def _raw_cells() -> list[dict]:
     spec = [
-        (0, 0, 2, 1, "Region"), (0, 1, 1, 2, "Sales & costs"), (0, 3, 1, 1, "Note"),
-        (1, 1, 1, 1, "2023"), (1, 2, 1, 1, "2024"), (1, 3, 1, 1, "unit"),
-        (2, 0, 1, 1, "North"), (2, 1, 1, 1, "10"), (2, 2, 1, 1, "12"), (2, 3, 2, 1, "both years audited"),
-        (3, 0, 1, 1, "South"), (3, 1, 1, 1, "7"),
-        (4, 0, 1, 1, "East side\nregion"), (4, 1, 1, 1, "3 < 4"), (4, 2, 1, 1, "5"), (4, 3, 1, 1, "-"),
+        (0, 0, 2, 1, "Region"),
+        (0, 1, 1, 2, "Sales & costs"),
+        (0, 3, 1, 1, "Note"),
+        (1, 1, 1, 1, "2023"),
+        (1, 2, 1, 1, "2024"),
+        (1, 3, 1, 1, "unit"),
+        (2, 0, 1, 1, "North"),
+        (2, 1, 1, 1, "10"),
+        (2, 2, 1, 1, "12"),
+        (2, 3, 2, 1, "both years audited"),
+        (3, 0, 1, 1, "South"),
+        (3, 1, 1, 1, "7"),
+        (4, 0, 1, 1, "East side\nregion"),
+        (4, 1, 1, 1, "3 < 4"),
+        (4, 2, 1, 1, "5"),
+        (4, 3, 1, 1, "-"),
     ]
-    return [{"row": r, "col": c, "rowspan": rs, "colspan": cs, "text": t, "bbox": list(_box(r, c, rs, cs))}
-            for r, c, rs, cs, t in spec]  # (3, 2) is empty and left out, as ICDAR does
+    return [
+        {"row": r, "col": c, "rowspan": rs, "colspan": cs, "text": t, "bbox": list(_box(r, c, rs, cs))}
+        for r, c, rs, cs, t in spec
+    ]  # (3, 2) is empty and left out, as ICDAR does
 
 
 def _cells() -> list[GtCell]:
@@ -98,8 +111,7 @@ def test_bands_split_halfway_between_neighbouring_content():
     assert rb[0] < 10 and rb[-1] > 122 and rb[-1] <= 140
     # a row with no content at all gets a band between its neighbours
     cells = [c for c in _cells() if c.row != 3 or c.is_span]
-    cells = [GtCell(c.row, c.col, c.rowspan, c.colspan, c.text, None if c.row == 3 else c.bbox)
-             for c in cells]
+    cells = [GtCell(c.row, c.col, c.rowspan, c.colspan, c.text, None if c.row == 3 else c.bbox) for c in cells]
     rb2 = axis_bounds(cells, 5, "row", 140)
     assert all(a < b for a, b in zip(rb2, rb2[1:]))
     assert 66 < rb2[3] < rb2[4] < 98
@@ -131,18 +143,26 @@ def test_noise_is_deterministic_for_a_seed():
 
 
 def test_teds_normalisation_ignores_header_markup_not_spans():
-    plain = ('<table><tr><td>Region</td><td colspan="2">Sales  &amp; costs</td></tr>'
-             '<tr><td>N</td><td>1</td><td>2</td></tr></table>')
-    marked = ('<table><thead><tr><th><b>Region</b></th><th colspan="2">Sales &amp; <i>costs</i></th></tr>'
-              '</thead><tbody><tr><td>N</td><td>1</td><td>2</td></tr></tbody></table>')
-    no_tr = ('<table><thead><th>Region</th><th colspan="2">Sales &amp; costs</th></thead>'
-             '<tr><td>N</td><td>1</td><td>2</td></tr></table>')
+    plain = (
+        '<table><tr><td>Region</td><td colspan="2">Sales  &amp; costs</td></tr>'
+        "<tr><td>N</td><td>1</td><td>2</td></tr></table>"
+    )
+    marked = (
+        '<table><thead><tr><th><b>Region</b></th><th colspan="2">Sales &amp; <i>costs</i></th></tr>'
+        "</thead><tbody><tr><td>N</td><td>1</td><td>2</td></tr></tbody></table>"
+    )
+    no_tr = (
+        '<table><thead><th>Region</th><th colspan="2">Sales &amp; costs</th></thead>'
+        "<tr><td>N</td><td>1</td><td>2</td></tr></table>"
+    )
     assert normalize_html(plain) == normalize_html(marked) == normalize_html(no_tr)
     assert teds(marked, plain) == 1.0 and teds(no_tr, plain, structure_only=True) == 1.0
     changed = plain.replace('<td colspan="2">Sales  &amp; costs</td>', "<td>Sales &amp; costs</td><td></td>")
     assert teds(changed, plain) < 1.0
     assert teds(changed, plain, structure_only=True) < 1.0
-    assert is_rectangular(plain) and not is_rectangular("<table><tr><td>a</td></tr><tr><td>b</td><td>c</td></tr></table>")
+    assert is_rectangular(plain) and not is_rectangular(
+        "<table><tr><td>a</td></tr><tr><td>b</td><td>c</td></tr></table>"
+    )
     assert teds("", plain) == 0.0
 
 
@@ -152,17 +172,43 @@ def _write_dataset(root: Path) -> None:
     (root / "beta" / "images").mkdir(parents=True)
     Image.new("L", (300, 140), 255).save(root / "alpha" / "images" / "t1.png")
     Image.new("L", (200, 80), 255).save(root / "beta" / "images" / "p1.png")
-    good = {"image": "alpha/images/t1.png", "html": GT_HTML, "n_rows": 5, "n_cols": 4,
-            "has_span": True, "gt_issue": False, "cells": _raw_cells()}
+    good = {
+        "image": "alpha/images/t1.png",
+        "html": GT_HTML,
+        "n_rows": 5,
+        "n_cols": 4,
+        "has_span": True,
+        "gt_issue": False,
+        "cells": _raw_cells(),
+    }
     flagged = {**good, "gt_issue": True}
     boxless = {**good, "cells": [{**c, "bbox": None} for c in _raw_cells()]}
-    plain_cells = [{"row": r, "col": c, "rowspan": 1, "colspan": 1, "text": f"v{r}{c}",
-                    "bbox": [10 + 60 * c, 10 + 25 * r, 40 + 60 * c, 22 + 25 * r]}
-                   for r in range(3) for c in range(3)]
-    plain_html = "<table>" + "".join(
-        "<tr>" + "".join(f"<td>v{r}{c}</td>" for c in range(3)) + "</tr>" for r in range(3)) + "</table>"
-    plain = {"image": "beta/images/p1.png", "html": plain_html, "n_rows": 3, "n_cols": 3,
-             "has_span": False, "gt_issue": False, "cells": plain_cells}
+    plain_cells = [
+        {
+            "row": r,
+            "col": c,
+            "rowspan": 1,
+            "colspan": 1,
+            "text": f"v{r}{c}",
+            "bbox": [10 + 60 * c, 10 + 25 * r, 40 + 60 * c, 22 + 25 * r],
+        }
+        for r in range(3)
+        for c in range(3)
+    ]
+    plain_html = (
+        "<table>"
+        + "".join("<tr>" + "".join(f"<td>v{r}{c}</td>" for c in range(3)) + "</tr>" for r in range(3))
+        + "</table>"
+    )
+    plain = {
+        "image": "beta/images/p1.png",
+        "html": plain_html,
+        "n_rows": 3,
+        "n_cols": 3,
+        "has_span": False,
+        "gt_issue": False,
+        "cells": plain_cells,
+    }
     with (root / "alpha" / "gt.jsonl").open("w") as fh:
         for rec in (good, flagged, boxless):
             fh.write(json.dumps(rec) + "\n")

@@ -13,15 +13,20 @@ import pytest
 from PIL import Image
 
 from worker.core.html_parse import html_to_grid
+from worker.devtools.samples import financial_table, make_born_digital_pdf, make_page, make_scanned_pdf, write_sample
 from worker.pipeline import extract_document, load_stages
-from worker.samples import financial_table, make_born_digital_pdf, make_page, make_scanned_pdf, write_sample
 from worker.settings import Settings
 from worker.storage import LocalStorage
 
 
 def settings_for(models: dict[str, Path], **kw) -> Settings:
-    base = {"detection_model": str(models["same_table"]), "structure_model": str(models["structure_legacy"]),
-            "device": "cpu", "dpi": 100, "torch_threads": 1}
+    base = {
+        "detection_model": str(models["same_table"]),
+        "structure_model": str(models["structure_legacy"]),
+        "device": "cpu",
+        "dpi": 100,
+        "torch_threads": 1,
+    }
     return Settings(**{**base, **kw})
 
 
@@ -36,8 +41,7 @@ def check_contract(store: Path, manifest: dict) -> None:
     doc = store / manifest["doc_id"]
     on_disk = json.loads((doc / "manifest.json").read_text())
     assert on_disk == manifest
-    for key in ("status", "source", "sha256", "page_count", "tables", "errors", "models", "timings",
-                "tool_version"):
+    for key in ("status", "source", "sha256", "page_count", "tables", "errors", "models", "timings", "tool_version"):
         assert key in manifest
     assert manifest["status"] == "complete" and manifest["errors"] == []
     assert manifest["pages_done"] == manifest["pages"]
@@ -79,8 +83,7 @@ def test_born_digital_pdf_uses_the_text_layer(tiny_models, tmp_path):
     settings = settings_for(tiny_models)
     store = LocalStorage(tmp_path / "out")
     # a random detector boxes some arbitrary region: read the whole page as the table instead
-    manifest = extract_document(pdf, stages=load_stages(settings, tables="page"), storage=store,
-                                settings=settings)
+    manifest = extract_document(pdf, stages=load_stages(settings, tables="page"), storage=store, settings=settings)
     check_contract(tmp_path / "out", manifest)
     assert [t["text_source"] for t in manifest["tables"]] == ["text-layer"]
     record = json.loads((tmp_path / "out" / manifest["doc_id"] / "tables" / "p0001-t01.json").read_text())
@@ -94,8 +97,7 @@ def test_page_mode_images_and_tiff(tiny_models, tmp_path):
     page.save(tiff, save_all=True, append_images=[page.rotate(0)])
     settings = settings_for(tiny_models)
     store = LocalStorage(tmp_path / "out")
-    manifest = extract_document(tiff, stages=load_stages(settings, tables="page"), storage=store,
-                                settings=settings)
+    manifest = extract_document(tiff, stages=load_stages(settings, tables="page"), storage=store, settings=settings)
     check_contract(tmp_path / "out", manifest)
     assert manifest["kind"] == "image" and [t["page"] for t in manifest["tables"]] == [1, 2]
     assert manifest["tables"][0]["bbox"] == [0, 0, 1000, 900]
@@ -129,18 +131,35 @@ def bad_inputs(folder: Path) -> dict[str, Path]:
 
 def test_bad_inputs_fail_one_by_one_and_the_rest_completes(tiny_models, scanned_pdf, tmp_path):
     bad = bad_inputs(tmp_path / "bad")
-    env = {**os.environ, "TABLESIGHT_DETECTION_MODEL": str(tiny_models["same_table"]),
-           "TABLESIGHT_STRUCTURE_MODEL": str(tiny_models["structure"]), "TABLESIGHT_DPI": "100",
-           "TABLESIGHT_DEVICE": "cpu", "TABLESIGHT_MAX_PAGE_PIXELS": "20000000"}
+    env = {
+        **os.environ,
+        "TABLESIGHT_DETECTION_MODEL": str(tiny_models["same_table"]),
+        "TABLESIGHT_STRUCTURE_MODEL": str(tiny_models["structure"]),
+        "TABLESIGHT_DPI": "100",
+        "TABLESIGHT_DEVICE": "cpu",
+        "TABLESIGHT_MAX_PAGE_PIXELS": "20000000",
+    }
     files = [str(p) for p in bad.values()] + [str(scanned_pdf)]
-    proc = subprocess.run([sys.executable, "-m", "worker.cli.main", "extract", *files, "--out", str(tmp_path / "out")],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "worker.cli.main", "extract", *files, "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == len(bad)
-    expected = {"corrupt": "corrupt", "encrypted": "encrypted", "empty": "empty", "zero pages": "no pages",
-                "huge page": "pixels", "text named .pdf": "not a pdf", "missing": "no such file"}
+    expected = {
+        "corrupt": "corrupt",
+        "encrypted": "encrypted",
+        "empty": "empty",
+        "zero pages": "no pages",
+        "huge page": "pixels",
+        "text named .pdf": "not a pdf",
+        "missing": "no such file",
+    }
     for name, path in bad.items():
         line = next(line for line in errors if str(path) in line)
         assert expected[name] in line.lower(), line

@@ -12,9 +12,9 @@ import pytest
 from PIL import Image
 from pypdf import PdfWriter
 
+from worker.devtools.samples import make_scanned_pdf
 from worker.errors import InputError
 from worker.inputs import Document, open_document, parse_page_ranges
-from worker.samples import make_scanned_pdf
 from worker.settings import Settings
 
 # Three pages of different sizes and colours, so a render shows which page it is.
@@ -56,10 +56,16 @@ def _minimal_pdf(pages_dict: bytes) -> bytes:
 
 def _png_header(width: int, height: int) -> bytes:
     """A PNG that claims a size but holds almost no data (what a decompression bomb looks like)."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(b"\x00" * 16)) + chunk(b"IEND", b""))
+
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(b"\x00" * 16))
+        + chunk(b"IEND", b"")
+    )
 
 
 def _write(data: bytes, name: str = "input.pdf") -> Callable[[Path, Path], Path]:
@@ -67,6 +73,7 @@ def _write(data: bytes, name: str = "input.pdf") -> Callable[[Path, Path], Path]
         path = tmp_path / name
         path.write_bytes(data)
         return path
+
     return make
 
 
@@ -97,8 +104,10 @@ BAD_INPUTS = {
     "encrypted": (_encrypted, "encrypted PDF (password required)"),
     "empty": (_write(b""), "empty file"),
     "zero pages": (_write(_minimal_pdf(b"<< /Type /Pages /Kids [] /Count 0 >>")), "PDF has no pages"),
-    "text named .pdf": (_write(b"Quarterly report\nnot really a PDF\n"),
-                        "not a PDF or image (starts with b'Quarterly re')"),
+    "text named .pdf": (
+        _write(b"Quarterly report\nnot really a PDF\n"),
+        "not a PDF or image (starts with b'Quarterly re')",
+    ),
     "missing": (lambda tmp_path, _v: tmp_path / "nowhere.pdf", "no such file"),
     "directory": (_directory, "is a directory, not a file"),
     "broken png": (_write(b"\x89PNG\r\n\x1a\n" + b"junk" * 50, "x.png"), "corrupt or unsupported PNG image"),
@@ -139,8 +148,10 @@ def test_page_over_pixel_limit_fails_before_rendering(scanned_pdf: Path) -> None
     assert doc.render(1, 200).size == (800, 600)  # 480,000 px: fine
     with pytest.raises(InputError) as info:
         doc.render(1, 600)  # 2400 x 1800
-    assert info.value.reason == ("page 1 would be 2400 x 1800 px at 600 dpi, over the limit of 1000000 "
-                                 "pixels; lower --dpi or raise TABLESIGHT_MAX_PAGE_PIXELS")
+    assert info.value.reason == (
+        "page 1 would be 2400 x 1800 px at 600 dpi, over the limit of 1000000 "
+        "pixels; lower --dpi or raise TABLESIGHT_MAX_PAGE_PIXELS"
+    )
 
 
 def test_image_over_pixel_limit(tmp_path: Path) -> None:
@@ -227,23 +238,34 @@ def test_transparent_png_is_flattened_on_white(tmp_path: Path) -> None:
     assert open_document(path, settings=_settings()).render(1, 200).getpixel((5, 5)) == (255, 255, 255)
 
 
-@pytest.mark.parametrize("spec,expected", [
-    (None, [1, 2, 3, 4, 5, 6, 7, 8, 9]),
-    ("all", [1, 2, 3, 4, 5, 6, 7, 8, 9]),
-    ("1-3,5,7-", [1, 2, 3, 5, 7, 8, 9]),
-    (" 2 , 2-3 ", [2, 3]),
-    ("-2", [1, 2]),
-    ("9", [9]),
-])
+@pytest.mark.parametrize(
+    "spec,expected",
+    [
+        (None, [1, 2, 3, 4, 5, 6, 7, 8, 9]),
+        ("all", [1, 2, 3, 4, 5, 6, 7, 8, 9]),
+        ("1-3,5,7-", [1, 2, 3, 5, 7, 8, 9]),
+        (" 2 , 2-3 ", [2, 3]),
+        ("-2", [1, 2]),
+        ("9", [9]),
+    ],
+)
 def test_parse_page_ranges(spec: str | None, expected: list[int]) -> None:
     assert parse_page_ranges(spec, 9) == expected
 
 
-@pytest.mark.parametrize("spec,message", [
-    ("0", "out of range"), ("10", "out of range"), ("8-12", "out of range"),
-    ("3-1", "3 is after 1"), ("a", "bad page range"), ("1,,2", "bad page range"), ("-", "bad page range"),
-    ("1-2-3", "bad page range"),
-])
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        ("0", "out of range"),
+        ("10", "out of range"),
+        ("8-12", "out of range"),
+        ("3-1", "3 is after 1"),
+        ("a", "bad page range"),
+        ("1,,2", "bad page range"),
+        ("-", "bad page range"),
+        ("1-2-3", "bad page range"),
+    ],
+)
 def test_parse_page_ranges_rejects(spec: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_page_ranges(spec, 9)

@@ -12,8 +12,15 @@ from PIL import Image, ImageDraw
 from models import weights
 from models.device import inference_dtype, resolve_device
 from models.random_init import build_random_model
-from models.table_transformer import (DETECTION_LABELS, TableTransformer, load_detector, load_structure,
-                                      make_batch, normalize, postprocess)
+from models.table_transformer import (
+    DETECTION_LABELS,
+    TableTransformer,
+    load_detector,
+    load_structure,
+    make_batch,
+    normalize,
+    postprocess,
+)
 from models.weights import WeightsNotFound
 from worker.core.types import STRUCTURE_LABELS
 from worker.settings import Settings
@@ -52,8 +59,9 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _settings(**kwargs: object) -> Settings:
     # cpu_batch_size=0: batch on CPU too, so the batching tests below batch
-    base: dict[str, object] = dict(device="cpu", models_dir=None, torch_threads=0, half_precision=True,
-                                   cpu_batch_size=0)
+    base: dict[str, object] = dict(
+        device="cpu", models_dir=None, torch_threads=0, half_precision=True, cpu_batch_size=0
+    )
     return Settings(_env_file=None, **{**base, **kwargs})  # type: ignore[arg-type]
 
 
@@ -87,8 +95,9 @@ def _assert_close(a: list[dict], b: list[dict], score_tol: float, box_tol: float
     assert len(a) == len(b)
     rest = list(b)
     for obj in a:
-        best = min(rest, key=lambda o: (o["label"] != obj["label"],
-                                        max(abs(p - q) for p, q in zip(o["bbox"], obj["bbox"]))))
+        best = min(
+            rest, key=lambda o: (o["label"] != obj["label"], max(abs(p - q) for p, q in zip(o["bbox"], obj["bbox"])))
+        )
         assert best["label"] == obj["label"]
         assert abs(best["score"] - obj["score"]) <= score_tol
         assert max(abs(p - q) for p, q in zip(best["bbox"], obj["bbox"])) <= box_tol
@@ -96,6 +105,7 @@ def _assert_close(a: list[dict], b: list[dict], score_tol: float, box_tol: float
 
 
 # --- outputs --------------------------------------------------------------------------
+
 
 def test_detector_outputs_plain_data(detector: TableTransformer, model_dirs: dict[str, Path]) -> None:
     images = [_table_image(1200, 900), _table_image(500, 700, mode="L"), _table_image(300, 120)]
@@ -156,20 +166,30 @@ def test_postprocess_matches_transformers() -> None:
 
     out = Out()
     out.logits, out.pred_boxes = logits, boxes  # type: ignore[attr-defined]
-    theirs = DetrImageProcessor().post_process_object_detection(out, threshold=0.0,
-                                                                target_sizes=[(h, w) for w, h in sizes])
+    theirs = DetrImageProcessor().post_process_object_detection(
+        out, threshold=0.0, target_sizes=[(h, w) for w, h in sizes]
+    )
     for mine, ref, (w, h) in zip(ours, theirs, sizes):
         limit = torch.tensor([w, h, w, h], dtype=torch.float32)
-        expected = sorted(((float(s), int(lab), torch.minimum(b.clamp(min=0), limit).tolist())
-                           for s, lab, b in zip(ref["scores"], ref["labels"], ref["boxes"])), key=lambda t: -t[0])
+        expected = sorted(
+            (
+                (float(s), int(lab), torch.minimum(b.clamp(min=0), limit).tolist())
+                for s, lab, b in zip(ref["scores"], ref["labels"], ref["boxes"])
+            ),
+            key=lambda t: -t[0],
+        )
         assert [o["score"] for o in mine] == pytest.approx([e[0] for e in expected], abs=1e-6)
         assert [o["label"] for o in mine] == [("table", "table rotated")[e[1]] for e in expected]
         assert [o["bbox"] for o in mine] == [pytest.approx(e[2], abs=1e-3) for e in expected]
 
 
 def test_full_image_box_maps_to_original_pixels() -> None:
-    objects = postprocess(torch.tensor([[[5.0, 0.0, 0.0]]]), torch.tensor([[[0.5, 0.5, 1.0, 1.0]]]),
-                          [(1234, 567)], {0: "table", 1: "table rotated"})
+    objects = postprocess(
+        torch.tensor([[[5.0, 0.0, 0.0]]]),
+        torch.tensor([[[0.5, 0.5, 1.0, 1.0]]]),
+        [(1234, 567)],
+        {0: "table", 1: "table rotated"},
+    )
     assert objects[0][0]["label"] == "table"
     assert objects[0][0]["bbox"] == pytest.approx([0.0, 0.0, 1234.0, 567.0])
 
@@ -186,8 +206,10 @@ def test_make_batch_pads_with_mask() -> None:
 
 # --- loading --------------------------------------------------------------------------
 
-def test_legacy_hub_config_loads_without_download(model_dirs: dict[str, Path], offline: None,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+
+def test_legacy_hub_config_loads_without_download(
+    model_dirs: dict[str, Path], offline: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import transformers.models.table_transformer.modeling_table_transformer as modeling
 
     config = json.loads((model_dirs["legacy"] / "config.json").read_text())
@@ -262,8 +284,9 @@ def test_download_offline_fails_clearly(tmp_path: Path, offline: None) -> None:
 
 def test_resolve(tmp_path: Path, model_dirs: dict[str, Path]) -> None:
     hub = weights.resolve("microsoft/table-transformer-detection@no_timm")
-    assert hub == weights.ResolvedModel("microsoft/table-transformer-detection", "no_timm", False,
-                                        "microsoft/table-transformer-detection")
+    assert hub == weights.ResolvedModel(
+        "microsoft/table-transformer-detection", "no_timm", False, "microsoft/table-transformer-detection"
+    )
     assert weights.resolve("org/name", tmp_path).local is False  # not in models_dir: the hub
     local = weights.resolve(str(model_dirs["detection"]), tmp_path)
     assert local.local and local.revision is None and local.path_or_id == str(model_dirs["detection"].resolve())

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pytest
 import pytesseract
+import pytest
 from PIL import Image, ImageDraw
 
 from models.ocr import erase_rules, ocr_words
 from worker.core.types import Word
+from worker.devtools.samples import financial_table, load_font, render_table, scan_noise, staffing_table, write_sample
 from worker.errors import OcrUnavailable
 from worker.inputs import open_document
-from worker.samples import financial_table, load_font, render_table, scan_noise, staffing_table, write_sample
 from worker.settings import Settings
 
 
@@ -32,12 +32,15 @@ def _read_in_cells(cells: list[dict], words: list[Word]) -> tuple[int, int]:
     return hits, total
 
 
-@pytest.mark.parametrize("spec,font_size,noisy", [
-    (financial_table, 24, False),   # ~8.6 pt at 200 dpi
-    (financial_table, 30, True),    # ~10.8 pt, scanned look (skew, blur, noise)
-    (staffing_table, 24, True),
-    (financial_table, 13, False),   # ~4.7 pt: read through the automatic 2x upscale
-])
+@pytest.mark.parametrize(
+    "spec,font_size,noisy",
+    [
+        (financial_table, 24, False),  # ~8.6 pt at 200 dpi
+        (financial_table, 30, True),  # ~10.8 pt, scanned look (skew, blur, noise)
+        (staffing_table, 24, True),
+        (financial_table, 13, False),  # ~4.7 pt: read through the automatic 2x upscale
+    ],
+)
 def test_table_words_read_exactly_in_their_cells(spec, font_size: int, noisy: bool) -> None:
     image, cells = render_table(spec(), font_size=font_size)
     if noisy:
@@ -88,16 +91,16 @@ def test_offset_puts_crop_words_on_the_page() -> None:
 def test_erase_rules_keeps_text_and_filled_boxes() -> None:
     image = Image.new("L", (400, 200), 255)
     draw = ImageDraw.Draw(image)
-    draw.rectangle((10, 10, 390, 190), outline=0, width=2)      # table frame
-    draw.line((10, 100, 390, 100), fill=0, width=3)              # row rule
-    draw.line((200, 10, 200, 190), fill=0, width=2)              # column rule
-    draw.rectangle((220, 120, 380, 180), fill=0)                 # a solid black header bar
+    draw.rectangle((10, 10, 390, 190), outline=0, width=2)  # table frame
+    draw.line((10, 100, 390, 100), fill=0, width=3)  # row rule
+    draw.line((200, 10, 200, 190), fill=0, width=2)  # column rule
+    draw.rectangle((220, 120, 380, 180), fill=0)  # a solid black header bar
     draw.text((30, 40), "Total", font=load_font(28), fill=0)
     out = erase_rules(image)
     assert out.getpixel((100, 100)) == 255 and out.getpixel((200, 50)) == 255
     assert out.getpixel((200, 100)) == 255 and out.getpixel((10, 10)) == 255  # crossings too
-    assert out.getpixel((300, 150)) == 0                             # the filled box stays
-    assert out.crop((25, 35, 120, 80)).getextrema()[0] == 0        # the text stays
+    assert out.getpixel((300, 150)) == 0  # the filled box stays
+    assert out.crop((25, 35, 120, 80)).getextrema()[0] == 0  # the text stays
 
 
 def test_missing_tesseract_is_ocr_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:

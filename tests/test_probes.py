@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from worker.devtools.samples import financial_table, render_table, staffing_table
 from worker.evaluation.dataset import GtCell, GtTable
 from worker.evaluation.probes import Probe, binds, check, evaluate_table, make_probes, run_probes_eval
-from worker.samples import financial_table, render_table, staffing_table
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "eval" / "dev"
 
@@ -41,11 +41,22 @@ def test_find_takes_the_first_unit_with_all_labels_and_prefers_an_exact_row_labe
 
 def rendered_gt(spec, name: str) -> GtTable:
     image, cells = render_table(spec)
-    gt = [GtCell(c["row"], c["col"], c["rowspan"], c["colspan"], c["text"], c["text_bbox"], c["is_header"])
-          for c in cells]
+    gt = [
+        GtCell(c["row"], c["col"], c["rowspan"], c["colspan"], c["text"], c["text_bbox"], c["is_header"]) for c in cells
+    ]
     n_rows, n_cols = spec.shape
-    return GtTable("samples", name, Path("unused.png"), "", n_rows, n_cols, sorted(gt, key=lambda c: (c.row, c.col)),
-                   True, spec.header_rows, _image_size=image.size)
+    return GtTable(
+        "samples",
+        name,
+        Path("unused.png"),
+        "",
+        n_rows,
+        n_cols,
+        sorted(gt, key=lambda c: (c.row, c.col)),
+        True,
+        spec.header_rows,
+        _image_size=image.size,
+    )
 
 
 def test_probes_on_rendered_tables_bind_with_oracle_structure():
@@ -79,8 +90,10 @@ def test_eval_probes_cli(tmp_path, capsys):
     from worker.cli.main import main
 
     out = tmp_path / "probes.json"
-    assert main(["eval", "probes", "--data", str(DEV), "--levels", "none,medium", "--limit", "12",
-                 "--json", str(out)]) == 0
+    assert (
+        main(["eval", "probes", "--data", str(DEV), "--levels", "none,medium", "--limit", "12", "--json", str(out)])
+        == 0
+    )
     text = capsys.readouterr().out
     assert "rows bind" in text and "medium" in text
     results = json.loads(out.read_text())

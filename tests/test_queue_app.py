@@ -23,8 +23,14 @@ def settings(**kw) -> Settings:
 
 
 def test_celery_config_comes_from_the_settings():
-    s = settings(broker_url="redis://example:6379/3", visibility_timeout=100, task_time_limit=70,
-                 task_soft_time_limit=60, worker_max_tasks_per_child=7, queue_pages="gpu")
+    s = settings(
+        broker_url="redis://example:6379/3",
+        visibility_timeout=100,
+        task_time_limit=70,
+        task_soft_time_limit=60,
+        worker_max_tasks_per_child=7,
+        queue_pages="gpu",
+    )
     c = celery_config(s)
     assert c["broker_url"] == c["result_backend"] == "redis://example:6379/3"
     assert c["task_acks_late"] and c["task_reject_on_worker_lost"] and c["worker_prefetch_multiplier"] == 1
@@ -40,8 +46,10 @@ def test_celery_config_comes_from_the_settings():
     assert app.amqp.router.route({}, PAGES_TASK)["queue"].name == "gpu"
     assert app.amqp.router.route({}, DOCUMENT_TASK)["queue"].name == "docs"
     assert app.amqp.router.route({}, "tablesight.vision.read")["queue"].name == "vision"
-    assert settings(result_backend="redis://other/1") and celery_config(
-        settings(result_backend="redis://other/1"))["result_backend"] == "redis://other/1"
+    assert (
+        settings(result_backend="redis://other/1")
+        and celery_config(settings(result_backend="redis://other/1"))["result_backend"] == "redis://other/1"
+    )
 
 
 def test_default_timing_reruns_a_lost_page_within_two_minutes():
@@ -59,10 +67,12 @@ def test_default_timing_reruns_a_lost_page_within_two_minutes():
 
 def test_importing_the_queue_never_loads_torch():
     # what a worker's main process imports: the app, every task module it includes, the CLI
-    code = ("import importlib, sys; import worker.queue.app, worker.queue.client, worker.cli.main; "
-            "[importlib.import_module(m) for m in worker.queue.app.app.conf.include]; "
-            "bad = [m for m in ('torch', 'transformers', 'models.table_transformer') if m in sys.modules]; "
-            "print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import importlib, sys; import worker.queue.app, worker.queue.client, worker.cli.main; "
+        "[importlib.import_module(m) for m in worker.queue.app.app.conf.include]; "
+        "bad = [m for m in ('torch', 'transformers', 'models.table_transformer') if m in sys.modules]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -70,7 +80,7 @@ def test_importing_the_queue_never_loads_torch():
 def test_backoff_is_exponential_jittered_and_bounded():
     for retries in range(12):
         delays = [backoff(retries, 1.0, 20.0) for _ in range(50)]
-        ceiling = min(20.0, 2.0 ** retries)
+        ceiling = min(20.0, 2.0**retries)
         assert all(ceiling / 2 <= d <= ceiling for d in delays)
     assert len({round(backoff(3, 1.0, 20.0), 6) for _ in range(20)}) > 1
 
@@ -105,8 +115,11 @@ def test_log_lines_carry_job_and_page(caplog):
         job_log("b" * 32, [4, 5]).info("range")
         job_log("c" * 32).info("document")
     lines = [r.getMessage() for r in caplog.records]
-    assert lines == [f"[job={'a' * 32} page=3] hello 1", f"[job={'b' * 32} page=4-5] range",
-                     f"[job={'c' * 32}] document"]
+    assert lines == [
+        f"[job={'a' * 32} page=3] hello 1",
+        f"[job={'b' * 32} page=4-5] range",
+        f"[job={'c' * 32}] document",
+    ]
     assert caplog.records[0].job_id == "a" * 32 and caplog.records[0].page == "3"
     assert page_task_id("d" * 32, [7, 8]) == f"{'d' * 32}.p0007"
 
@@ -124,8 +137,9 @@ def state(redis_url):
 
 
 def new_job(state: JobState, job_id: str, pages: list[int]) -> None:
-    state.create(job_id, {"job_id": job_id, "status": "queued", "pages_done": 0, "pages_total": 0,
-                          "options": {"dpi": 100}})
+    state.create(
+        job_id, {"job_id": job_id, "status": "queued", "pages_done": 0, "pages_total": 0, "options": {"dpi": 100}}
+    )
     assert state.start(job_id, pages, len(pages), "pdf")
 
 
@@ -196,12 +210,30 @@ def test_a_task_killed_at_its_time_limit_fails_its_page_and_the_job_still_ends(r
     monkeypatch.setattr(runtime_module, "_runtime", rt)
     job_id, other = "5" * 32, "6" * 32
     for jid in (job_id, other):
-        rt.state.create(jid, {"job_id": jid, "doc_id": "d1", "sha256": "ab" * 32, "source": "x.pdf",
-                              "options": {"dpi": 100, "pages": None, "tables": "detect"}, "status": "queued",
-                              "pages_done": 0, "created_ts": "1700000000.0"})
+        rt.state.create(
+            jid,
+            {
+                "job_id": jid,
+                "doc_id": "d1",
+                "sha256": "ab" * 32,
+                "source": "x.pdf",
+                "options": {"dpi": 100, "pages": None, "tables": "detect"},
+                "status": "queued",
+                "pages_done": 0,
+                "created_ts": "1700000000.0",
+            },
+        )
     rt.state.start(job_id, [1, 2], 2, "pdf")
-    rt.storage.put_json(page_key("d1", 1), {"page": 1, "tables": [{"table_id": "p0001-t01", "page": 1}],
-                                            "errors": [], "timings": {"render": 0.5}, "job_id": job_id})
+    rt.storage.put_json(
+        page_key("d1", 1),
+        {
+            "page": 1,
+            "tables": [{"table_id": "p0001-t01", "page": 1}],
+            "errors": [],
+            "timings": {"render": 0.5},
+            "job_id": job_id,
+        },
+    )
     finish_page(rt, job_id, 1, worker="w1@test", tables=1, seconds=0.5)
     page_task.on_failure(WorkerLostError("killed"), f"{job_id}.p0002", (job_id, [2]), {}, None)
     assert rt.state.get(job_id)["status"] == "running"  # requeued by Celery: nothing to record

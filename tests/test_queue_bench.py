@@ -19,9 +19,13 @@ from queue_fixtures import RedisServer, Worker, sample_pdf, settings_from_env, w
 
 from worker.queue.client import JobClient
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(os.environ.get("TABLESIGHT_QUEUE_BENCH") != "1",
-                                 reason="a measurement, not a test: set TABLESIGHT_QUEUE_BENCH=1")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        os.environ.get("TABLESIGHT_QUEUE_BENCH") != "1",
+        reason="a measurement, not a test: set TABLESIGHT_QUEUE_BENCH=1",
+    ),
+]
 
 DOCS, PAGES = 6, 4
 _SUCCEEDED = re.compile(r"tablesight\.pages\[([0-9a-f]{32})\.p\d{4}\] succeeded in ([0-9.]+)s")
@@ -40,8 +44,15 @@ def run_batch(client: JobClient, workers: list[Worker], pdfs: list) -> dict:
     runtimes = [float(s) for w in workers for job, s in _SUCCEEDED.findall(w.text()) if job in ours]
     assert len(runtimes) == pages
     task = statistics.mean(runtimes)
-    return {"pages": pages, "wall": wall, "ppm": pages / wall * 60, "compute": statistics.mean(compute),
-            "task": task, "storage": storage, "per_page_wall": wall * len(workers) / pages}
+    return {
+        "pages": pages,
+        "wall": wall,
+        "ppm": pages / wall * 60,
+        "compute": statistics.mean(compute),
+        "task": task,
+        "storage": storage,
+        "per_page_wall": wall * len(workers) / pages,
+    }
 
 
 def run_reused(client: JobClient, workers: list[Worker], pdfs: list) -> None:
@@ -54,16 +65,20 @@ def run_reused(client: JobClient, workers: list[Worker], pdfs: list) -> None:
         assert all(info["reused"] for info in client.status(j)["pages"].values())
     wall = time.monotonic() - t0
     per_page = wall * len(workers) / (len(pdfs) * PAGES)
-    print(f"{'  same pages, reused':<24} {len(pdfs) * PAGES:>3} pages {wall:6.1f} s: queue cost {per_page * 1000:.0f} ms "
-          "per page (broker round trip, job state, page-record read, manifest)")
+    print(
+        f"{'  same pages, reused':<24} {len(pdfs) * PAGES:>3} pages {wall:6.1f} s: queue cost {per_page * 1000:.0f} ms "
+        "per page (broker round trip, job state, page-record read, manifest)"
+    )
 
 
 def report(name: str, r: dict) -> None:
-    print(f"{name:<24} {r['pages']:>3} pages {r['wall']:6.1f} s {r['ppm']:6.1f} pages/min | per page: "
-          f"process_pages {r['compute']:.3f} s (storage writes {r['storage']:.3f} s), task {r['task']:.3f} s "
-          f"(+{r['task'] - r['compute']:.3f} s job state, input, reuse check, logging), "
-          f"worker-time {r['per_page_wall']:.3f} s (+{r['per_page_wall'] - r['task']:.3f} s broker, "
-          "document task, manifest, idle)")
+    print(
+        f"{name:<24} {r['pages']:>3} pages {r['wall']:6.1f} s {r['ppm']:6.1f} pages/min | per page: "
+        f"process_pages {r['compute']:.3f} s (storage writes {r['storage']:.3f} s), task {r['task']:.3f} s "
+        f"(+{r['task'] - r['compute']:.3f} s job state, input, reuse check, logging), "
+        f"worker-time {r['per_page_wall']:.3f} s (+{r['per_page_wall'] - r['task']:.3f} s broker, "
+        "document task, manifest, idle)"
+    )
 
 
 def test_pages_per_minute(tmp_path_factory, tiny_models):
@@ -71,13 +86,21 @@ def test_pages_per_minute(tmp_path_factory, tiny_models):
     from worker.storage import LocalStorage
 
     root = tmp_path_factory.mktemp("bench")
-    batches = {name: [sample_pdf(root / f"{name}-{i}.pdf", PAGES, seed=100 * n + i) for i in range(DOCS)]
-               for n, name in enumerate(["inproc", "one", "two", "s3"])}
+    batches = {
+        name: [sample_pdf(root / f"{name}-{i}.pdf", PAGES, seed=100 * n + i) for i in range(DOCS)]
+        for n, name in enumerate(["inproc", "one", "two", "s3"])
+    }
     print(f"\nload average before: {os.getloadavg()}")
 
     server = RedisServer(root / "redis").start()
-    env = worker_env(broker_url=server.url(0), storage_url=str(root / "store"), models=tiny_models,
-                     work_dir=root / "work", preload_models=1, worker_proc_alive_timeout=120)
+    env = worker_env(
+        broker_url=server.url(0),
+        storage_url=str(root / "store"),
+        models=tiny_models,
+        work_dir=root / "work",
+        preload_models=1,
+        worker_proc_alive_timeout=120,
+    )
     settings = settings_from_env(env)
 
     # in process, one process, the same models and settings
@@ -112,8 +135,13 @@ def test_pages_per_minute(tmp_path_factory, tiny_models):
     for k, v in aws.items():
         mp.setenv(k, v)
     boto3.client("s3", endpoint_url=f"http://{host}:{port}").create_bucket(Bucket="bench")
-    s3_env = {**env, **aws, "TABLESIGHT_BROKER_URL": server.url(1), "TABLESIGHT_STORAGE_URL": "s3://bench/runs",
-              "TABLESIGHT_S3_ENDPOINT_URL": f"http://{host}:{port}"}
+    s3_env = {
+        **env,
+        **aws,
+        "TABLESIGHT_BROKER_URL": server.url(1),
+        "TABLESIGHT_STORAGE_URL": "s3://bench/runs",
+        "TABLESIGHT_S3_ENDPOINT_URL": f"http://{host}:{port}",
+    }
     client = JobClient(settings_from_env(s3_env))
     workers = [Worker("b3", s3_env, root).start()]
     try:

@@ -30,10 +30,20 @@ VISIBILITY = 16
 def cluster(tmp_path_factory, tiny_models):
     root = tmp_path_factory.mktemp("queue-crash")
     server = RedisServer(root / "redis", persistent=True).start()
-    env = worker_env(broker_url=server.url(0), storage_url=str(root / "store"), models=tiny_models,
-                     work_dir=root / "work", test_page_delay=PAGE_DELAY, visibility_timeout=VISIBILITY,
-                     unacked_restore_interval=1, task_soft_time_limit=12, task_time_limit=14, retry_backoff_max=1,
-                     preload_models=1, worker_proc_alive_timeout=90)
+    env = worker_env(
+        broker_url=server.url(0),
+        storage_url=str(root / "store"),
+        models=tiny_models,
+        work_dir=root / "work",
+        test_page_delay=PAGE_DELAY,
+        visibility_timeout=VISIBILITY,
+        unacked_restore_interval=1,
+        task_soft_time_limit=12,
+        task_time_limit=14,
+        retry_backoff_max=1,
+        preload_models=1,
+        worker_proc_alive_timeout=90,
+    )
     client = JobClient(settings_from_env(env))
     state = {"root": root, "env": env, "client": client, "server": server, "workers": [], "n": 0}
     yield state
@@ -57,11 +67,13 @@ def live_worker(cluster) -> Worker:
 
 def running_page(client: JobClient, job_id: str, timeout: float = 60) -> tuple[int, dict]:
     """Wait for a page in the middle of its work; returns (page, its progress record)."""
+
     def check():
         for page, info in client.status(job_id)["pages"].items():
             if info["state"] == "running":
                 return int(page), info
         return None
+
     return wait_for(check, timeout, what="a page to be running")
 
 
@@ -102,8 +114,10 @@ def test_whole_worker_killed_pages_rerun_on_a_new_worker(cluster, tmp_path):
     new_worker(cluster)
     wait_for(lambda: client.status(job_id)["status"] != "running", 120, interval=0.2, what="the job to end")
     took = time.monotonic() - killed_at
-    print(f"lost page {page} re-ran and the job completed {took:.1f} s after the node was lost "
-          f"(visibility timeout {VISIBILITY} s)")
+    print(
+        f"lost page {page} re-ran and the job completed {took:.1f} s after the node was lost "
+        f"(visibility timeout {VISIBILITY} s)"
+    )
     check_whole(client, job_id, 3)
     assert took < VISIBILITY + 45  # redelivered after the visibility timeout, not Redis's one-hour default
     assert client.status(job_id)["pages"][str(page)]["attempts"] == 2

@@ -22,13 +22,18 @@ pytestmark = pytest.mark.slow
 def cluster(tmp_path_factory, tiny_models):
     root = tmp_path_factory.mktemp("queue-jobs")
     server = RedisServer(root / "redis").start()
-    env = worker_env(broker_url=server.url(0), storage_url=str(root / "store"), models=tiny_models,
-                     work_dir=root / "work", max_file_bytes=2_000_000, max_page_pixels=20_000_000)
+    env = worker_env(
+        broker_url=server.url(0),
+        storage_url=str(root / "store"),
+        models=tiny_models,
+        work_dir=root / "work",
+        max_file_bytes=2_000_000,
+        max_page_pixels=20_000_000,
+    )
     workers = [Worker("w1", env, root).start()]
     # the client's own file limit is the default: the workers' smaller one is tested through the queue
     client = JobClient(settings_from_env(env).model_copy(update={"max_file_bytes": 500 * 1024 * 1024}))
-    yield {"root": root, "env": env, "client": client, "workers": workers, "store": root / "store",
-           "server": server}
+    yield {"root": root, "env": env, "client": client, "workers": workers, "store": root / "store", "server": server}
     client.close()
     for w in workers:
         w.kill()
@@ -101,7 +106,7 @@ def test_force_reruns_and_other_options_are_another_job(cluster, tmp_path):
 def bad_inputs(folder: Path) -> dict[str, tuple[Path, str]]:
     from pypdf import PdfWriter
 
-    from worker.samples import make_scanned_pdf
+    from worker.devtools.samples import make_scanned_pdf
 
     folder.mkdir()
     out: dict[str, tuple[Path, str]] = {}
@@ -137,8 +142,9 @@ def test_bad_input_fails_fast_with_the_reason_and_the_worker_keeps_serving(clust
     jobs = {name: (client.enqueue(path), time.monotonic()) for name, (path, _) in bad.items()}
     good = client.enqueue(sample_pdf(tmp_path / "good.pdf", 1, seed=3))
     for name, (job_id, t0) in jobs.items():
-        st = wait_for(lambda: (s := client.status(job_id))["status"] in ("failed", "complete") and s, 15,
-                      what=f"{name} to fail")
+        st = wait_for(
+            lambda: (s := client.status(job_id))["status"] in ("failed", "complete") and s, 15, what=f"{name} to fail"
+        )
         assert st["status"] == "failed", (name, st)
         assert time.monotonic() - t0 < 15
         assert bad[name][1] in st["reason"].lower(), (name, st["reason"])
@@ -159,14 +165,18 @@ def test_bad_input_fails_fast_with_the_reason_and_the_worker_keeps_serving(clust
 
 def test_broken_models_fail_each_page_once_with_the_reason(cluster, tmp_path):
     # its own Redis database: its own queues and jobs, next to the healthy worker's
-    env = {**cluster["env"], "TABLESIGHT_BROKER_URL": cluster["server"].url(1),
-           "TABLESIGHT_STRUCTURE_MODEL": str(tmp_path / "no-such-model")}
+    env = {
+        **cluster["env"],
+        "TABLESIGHT_BROKER_URL": cluster["server"].url(1),
+        "TABLESIGHT_STRUCTURE_MODEL": str(tmp_path / "no-such-model"),
+    }
     worker = Worker("broken", env, cluster["root"]).start()
     cluster["workers"].append(worker)
     client = JobClient(settings_from_env(env))
     job_id = client.enqueue(sample_pdf(tmp_path / "x.pdf", 2, seed=6))
-    st = wait_for(lambda: (s := client.status(job_id))["status"] not in ("queued", "running") and s, 90,
-                  what="the job to end")
+    st = wait_for(
+        lambda: (s := client.status(job_id))["status"] not in ("queued", "running") and s, 90, what="the job to end"
+    )
     assert st["status"] == "failed" and st["pages_failed"] == 2
     assert [e["page"] for e in st["errors"]] == [1, 2]
     assert all("WeightsNotFound" in e["reason"] and "no-such-model" in e["reason"] for e in st["errors"])
@@ -181,8 +191,14 @@ def test_cli_enqueue_wait_status_result(cluster, tmp_path):
     env = cluster["env"]
     pdf = sample_pdf(tmp_path / "cli.pdf", 2, seed=5)
     cli = [sys.executable, "-m", "worker.cli.main"]
-    proc = subprocess.run([*cli, "enqueue", str(pdf), "--wait", "--timeout", "90"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [*cli, "enqueue", str(pdf), "--wait", "--timeout", "90"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     job_id = proc.stdout.strip()
     assert len(job_id) == 32 and "2 table(s) on 2 page(s)" in proc.stderr
@@ -192,13 +208,20 @@ def test_cli_enqueue_wait_status_result(cluster, tmp_path):
     assert result.returncode == 0 and json.loads(result.stdout)["pages_done"] == [1, 2]
     missing = subprocess.run([*cli, "status", "f" * 32], cwd=REPO, env=env, capture_output=True, text=True)
     assert missing.returncode == 1 and "no job" in missing.stderr
-    usage = subprocess.run([*cli, "enqueue", str(pdf), "--pages", "3-1"], cwd=REPO, env=env, capture_output=True,
-                           text=True)
+    usage = subprocess.run(
+        [*cli, "enqueue", str(pdf), "--pages", "3-1"], cwd=REPO, env=env, capture_output=True, text=True
+    )
     assert usage.returncode == 2
     bad = tmp_path / "bad.pdf"
     bad.write_text("not a pdf")
-    mixed = subprocess.run([*cli, "enqueue", str(bad), str(tmp_path / "missing.pdf"), "--wait", "--timeout", "60"],
-                           cwd=REPO, env=env, capture_output=True, text=True, timeout=90)
+    mixed = subprocess.run(
+        [*cli, "enqueue", str(bad), str(tmp_path / "missing.pdf"), "--wait", "--timeout", "60"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
     assert mixed.returncode == 1 and len(mixed.stdout.split()) == 1
     assert "not a PDF" in mixed.stderr and "missing.pdf" in mixed.stderr
 

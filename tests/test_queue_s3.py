@@ -30,8 +30,15 @@ def s3_cluster(tmp_path_factory, tiny_models):
     endpoint = f"http://{host}:{port}"
     boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket="tables")
     server = RedisServer(root / "redis").start()
-    env = worker_env(broker_url=server.url(0), storage_url="s3://tables/runs/2024", models=tiny_models,
-                     work_dir=root / "work", s3_endpoint_url=endpoint, retry_backoff_base=0.5, retry_backoff_max=4)
+    env = worker_env(
+        broker_url=server.url(0),
+        storage_url="s3://tables/runs/2024",
+        models=tiny_models,
+        work_dir=root / "work",
+        s3_endpoint_url=endpoint,
+        retry_backoff_base=0.5,
+        retry_backoff_max=4,
+    )
     env.update(AWS)
     worker = Worker("s1", env, root).start()
     client = JobClient(settings_from_env(env))

@@ -23,7 +23,7 @@ def test_rebuild_prints_html(tmp_path, capsys):
     f.write_text(json.dumps(good_payload()))
     assert main(["rebuild", str(f)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("<table><thead><tr><th colspan=\"2\">r0c0</th></tr></thead>")
+    assert out.startswith('<table><thead><tr><th colspan="2">r0c0</th></tr></thead>')
 
 
 HOSTILE = {
@@ -45,8 +45,9 @@ def test_rebuild_hostile_input_fails_cleanly(tmp_path, name):
     value = HOSTILE[name]
     f = tmp_path / "bad.json"
     f.write_text(value if isinstance(value, str) else json.dumps(value))
-    proc = subprocess.run([sys.executable, "-m", "worker.cli.main", "rebuild", str(f)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "worker.cli.main", "rebuild", str(f)], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.startswith("error:")]

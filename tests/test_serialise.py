@@ -6,30 +6,40 @@ from worker.core.headers import infer_header_rows, is_value_like
 from worker.core.serialise import TableContext, grid_from_dict, rows_text, serialisations
 from worker.core.types import Cell, TableGrid
 from worker.core.units import column_units, is_unit, units_in_label, units_in_text
-from worker.samples import CellSpec, TableSpec, financial_table, key_figures_table, staffing_table
+from worker.devtools.samples import CellSpec, TableSpec, financial_table, key_figures_table, staffing_table
 
 
 def grid_of(spec: TableSpec, header_rows: int | None = None) -> TableGrid:
     n_rows, n_cols = spec.shape
     hr = spec.header_rows if header_rows is None else header_rows
-    cells = [Cell(c["row"], c["col"], c["rowspan"], c["colspan"], c["text"], is_header=c["row"] < hr)
-             for c in spec.layout()]
+    cells = [
+        Cell(c["row"], c["col"], c["rowspan"], c["colspan"], c["text"], is_header=c["row"] < hr) for c in spec.layout()
+    ]
     return TableGrid(n_rows, n_cols, cells, header_rows=hr)
 
 
 def spec(rows: list[list[str | tuple[str, int, int]]], header_rows: int) -> TableSpec:
-    return TableSpec(tuple(tuple(CellSpec(c) if isinstance(c, str) else CellSpec(*c) for c in row)
-                           for row in rows), header_rows)
+    return TableSpec(
+        tuple(tuple(CellSpec(c) if isinstance(c, str) else CellSpec(*c) for c in row) for row in rows), header_rows
+    )
 
 
 def test_two_level_header_spans_repeated_and_row_spans_carried():
     ser = serialisations(grid_of(financial_table()))
-    assert ser["column_labels"] == ["Region", "Product", "2023 / Revenue", "2023 / Cost", "2024 / Revenue",
-                                    "2024 / Cost"]
+    assert ser["column_labels"] == [
+        "Region",
+        "Product",
+        "2023 / Revenue",
+        "2023 / Cost",
+        "2024 / Revenue",
+        "2024 / Cost",
+    ]
     assert ser["header_source"] == "model"
     lines = ser["row_lines"]
-    assert lines[0] == ("Region: North; Product: Widgets; 2023 / Revenue: 1,200; 2023 / Cost: 800; "
-                        "2024 / Revenue: 1,350; 2024 / Cost: 870")
+    assert lines[0] == (
+        "Region: North; Product: Widgets; 2023 / Revenue: 1,200; 2023 / Cost: 800; "
+        "2024 / Revenue: 1,350; 2024 / Cost: 870"
+    )
     assert lines[1].startswith("Region: North; Product: Gadgets; ")  # the row-spanning label in every row
     assert lines[3].startswith("Region: South; Product: Gadgets; ")
     assert lines[4].startswith("Region + Product: Total; 2023 / Revenue: 3,340")  # said once, both labels
@@ -37,38 +47,61 @@ def test_two_level_header_spans_repeated_and_row_spans_carried():
 
 
 def test_three_level_header_with_empty_corner_and_units():
-    g = grid_of(spec([
-        [("", 3, 1), ("Europe", 1, 4)],
-        [("2023", 1, 2), ("2024", 1, 2)],
-        ["Revenue (£m)", "Cost (£m)", "Revenue (£m)", "Headcount"],
-        ["North", "10.5", "7", "11", "120"],
-        ["South", "9", "6.5", "8", "98"],
-    ], header_rows=3))
+    g = grid_of(
+        spec(
+            [
+                [("", 3, 1), ("Europe", 1, 4)],
+                [("2023", 1, 2), ("2024", 1, 2)],
+                ["Revenue (£m)", "Cost (£m)", "Revenue (£m)", "Headcount"],
+                ["North", "10.5", "7", "11", "120"],
+                ["South", "9", "6.5", "8", "98"],
+            ],
+            header_rows=3,
+        )
+    )
     ser = serialisations(g)
-    assert ser["column_labels"] == ["", "Europe / 2023 / Revenue (£m)", "Europe / 2023 / Cost (£m)",
-                                    "Europe / 2024 / Revenue (£m)", "Europe / 2024 / Headcount"]
+    assert ser["column_labels"] == [
+        "",
+        "Europe / 2023 / Revenue (£m)",
+        "Europe / 2023 / Cost (£m)",
+        "Europe / 2024 / Revenue (£m)",
+        "Europe / 2024 / Headcount",
+    ]
     # empty corner: the row label stands alone, first
-    assert ser["row_lines"][0] == ("North; Europe / 2023 / Revenue (£m): 10.5; Europe / 2023 / Cost (£m): 7; "
-                                   "Europe / 2024 / Revenue (£m): 11; Europe / 2024 / Headcount: 120")
+    assert ser["row_lines"][0] == (
+        "North; Europe / 2023 / Revenue (£m): 10.5; Europe / 2023 / Cost (£m): 7; "
+        "Europe / 2024 / Revenue (£m): 11; Europe / 2024 / Headcount: 120"
+    )
     assert [(u["col"], u["unit"], u["source"]) for u in ser["units"]] == [
-        (1, "£m", "header"), (2, "£m", "header"), (3, "£m", "header")]
+        (1, "£m", "header"),
+        (2, "£m", "header"),
+        (3, "£m", "header"),
+    ]
     assert "Columns: (row label) | Europe / 2023 / Revenue (£m)" in ser["description"]
     assert "Units: Europe / 2023 / Revenue (£m): £m;" in ser["description"]
     assert ser["markdown_lossy"] and "3 header rows flattened into one" in ser["markdown_lossy_reasons"]
 
 
 def test_projected_row_headers_become_group_labels_carried_into_their_rows():
-    cells = [Cell(0, 0, text="Item", is_header=True), Cell(0, 1, text="2024", is_header=True),
-             Cell(1, 0, 1, 2, "Assets", is_projected_row_header=True),
-             Cell(2, 0, 1, 2, "Current assets", is_projected_row_header=True),
-             Cell(3, 0, text="Cash"), Cell(3, 1, text="10"),
-             Cell(4, 0, text="Stock"), Cell(4, 1, text="4"),
-             Cell(5, 0, 1, 2, "Liabilities"),  # a full-width row without the model's flag is a group too
-             Cell(6, 0, text="Loans"), Cell(6, 1, text="7")]
+    cells = [
+        Cell(0, 0, text="Item", is_header=True),
+        Cell(0, 1, text="2024", is_header=True),
+        Cell(1, 0, 1, 2, "Assets", is_projected_row_header=True),
+        Cell(2, 0, 1, 2, "Current assets", is_projected_row_header=True),
+        Cell(3, 0, text="Cash"),
+        Cell(3, 1, text="10"),
+        Cell(4, 0, text="Stock"),
+        Cell(4, 1, text="4"),
+        Cell(5, 0, 1, 2, "Liabilities"),  # a full-width row without the model's flag is a group too
+        Cell(6, 0, text="Loans"),
+        Cell(6, 1, text="7"),
+    ]
     ser = serialisations(TableGrid(7, 2, cells, header_rows=1))
-    assert ser["row_lines"] == ["Item: Assets / Current assets / Cash; 2024: 10",
-                                "Item: Assets / Current assets / Stock; 2024: 4",
-                                "Item: Liabilities / Loans; 2024: 7"]
+    assert ser["row_lines"] == [
+        "Item: Assets / Current assets / Cash; 2024: 10",
+        "Item: Assets / Current assets / Stock; 2024: 4",
+        "Item: Liabilities / Loans; 2024: 7",
+    ]
     kinds = [r["kind"] for r in ser["rows"]]
     assert kinds == ["group", "group", "data", "data", "group", "data"]
     sections = [r["section"] for r in ser["rows"]]
@@ -86,8 +119,11 @@ def test_value_spanning_columns_said_once_under_joined_labels():
 def test_plain_grid_markdown_is_exact_and_escaped():
     ser = serialisations(grid_of(key_figures_table()))
     assert not ser["markdown_lossy"] and ser["markdown_lossy_reasons"] == []
-    assert ser["markdown"].splitlines()[:3] == ["| Metric | 2023 | 2024 |", "|---|---|---|",
-                                                "| Margin | 35.5% | 35.8% |"]
+    assert ser["markdown"].splitlines()[:3] == [
+        "| Metric | 2023 | 2024 |",
+        "|---|---|---|",
+        "| Margin | 35.5% | 35.8% |",
+    ]
     hostile = grid_of(spec([["A|B", "C"], ["x\ny", "<b>1</b>"]], header_rows=1))
     ser = serialisations(hostile)
     assert ser["markdown"].splitlines()[0] == "| A\\|B | C |"
@@ -102,8 +138,18 @@ def test_unlabelled_columns_and_repeated_header_rows():
 
 
 def test_header_inferred_only_when_the_first_rows_look_like_one():
-    g = grid_of(spec([["", ("Threshold", 1, 2)], ["", "to air kg/year", "to water kg/year"],
-                      ["Methane", "100 000", "-"], ["CO2", "100 million", "-"]], 0), header_rows=0)
+    g = grid_of(
+        spec(
+            [
+                ["", ("Threshold", 1, 2)],
+                ["", "to air kg/year", "to water kg/year"],
+                ["Methane", "100 000", "-"],
+                ["CO2", "100 million", "-"],
+            ],
+            0,
+        ),
+        header_rows=0,
+    )
     assert infer_header_rows(g) == 2
     ser = serialisations(g)
     assert ser["header_source"] == "inferred" and ser["header_rows"] == 2

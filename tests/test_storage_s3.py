@@ -55,8 +55,10 @@ def test_the_same_contract_on_both_backends(store):
     assert store.get_json("abc/manifest.json") == {"status": "complete", "tables": [1, 2], "name": "é"}
     assert store.exists("abc/manifest.json") and not store.exists("abc/nothing.json")
     assert store.list("abc") == ["abc/manifest.json", "abc/tables/p0001-t01.html", "abc/tables/p0001-t01.png"]
-    assert store.list("ab") == [] and store.list("abc/tables") == ["abc/tables/p0001-t01.html",
-                                                                    "abc/tables/p0001-t01.png"]
+    assert store.list("ab") == [] and store.list("abc/tables") == [
+        "abc/tables/p0001-t01.html",
+        "abc/tables/p0001-t01.png",
+    ]
     with pytest.raises(KeyError):
         store.get_bytes("abc/missing.json")
     store.put_json("abc/manifest.json", {"status": "failed"})  # a whole replacement, never a mix
@@ -64,8 +66,21 @@ def test_the_same_contract_on_both_backends(store):
     assert store.location("abc/manifest.json").endswith("abc/manifest.json")
 
 
-@pytest.mark.parametrize("key", ["../escape", "abc/../../etc/passwd", "/abs/key", "abc//x", "abc/.hidden",
-                                 "a b", "", "abc/", "x" * 600, "abc/\x00"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "../escape",
+        "abc/../../etc/passwd",
+        "/abs/key",
+        "abc//x",
+        "abc/.hidden",
+        "a b",
+        "",
+        "abc/",
+        "x" * 600,
+        "abc/\x00",
+    ],
+)
 def test_keys_cannot_leave_the_prefix(store, key):
     with pytest.raises(StorageError):
         store.put_bytes(key, b"x")
@@ -84,8 +99,9 @@ def test_prefix_isolation_and_locations(s3_endpoint):
     assert one.list("doc") == ["doc/manifest.json"]
     assert bare.list("tenant-a") == ["tenant-a/doc/manifest.json"]
     assert one.location("doc/manifest.json") == "s3://shared-bucket/tenant-a/doc/manifest.json"
-    raw = boto3.client("s3", endpoint_url=s3_endpoint).get_object(Bucket="shared-bucket",
-                                                                   Key="tenant-a/doc/manifest.json")
+    raw = boto3.client("s3", endpoint_url=s3_endpoint).get_object(
+        Bucket="shared-bucket", Key="tenant-a/doc/manifest.json"
+    )
     assert raw["Body"].read() == b"a"
 
 
@@ -127,8 +143,10 @@ class _Answer(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         if length:
             self.rfile.read(length)
-        body = (f"<?xml version='1.0' encoding='UTF-8'?><Error><Code>{self.code}</Code>"
-                f"<Message>{self.code}</Message></Error>").encode()
+        body = (
+            f"<?xml version='1.0' encoding='UTF-8'?><Error><Code>{self.code}</Code>"
+            f"<Message>{self.code}</Message></Error>"
+        ).encode()
         self.send_response(self.status)
         self.send_header("Content-Type", "application/xml")
         self.send_header("Content-Length", str(len(body)))
@@ -141,8 +159,9 @@ class _Answer(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@pytest.mark.parametrize("status,code,transient", [(503, "SlowDown", True), (500, "InternalError", True),
-                                                   (403, "AccessDenied", False)])
+@pytest.mark.parametrize(
+    "status,code,transient", [(503, "SlowDown", True), (500, "InternalError", True), (403, "AccessDenied", False)]
+)
 def test_error_answers_map_to_transient_or_permanent(status, code, transient):
     handler = type("Handler", (_Answer,), {"status": status, "code": code})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)

@@ -10,8 +10,8 @@ from pypdf import PdfWriter
 from pypdf.generic import RectangleObject
 
 from worker.core.types import Word
+from worker.devtools.samples import BornDigitalTable, make_born_digital_pdf, make_scanned_pdf
 from worker.inputs import open_document
-from worker.samples import BornDigitalTable, make_born_digital_pdf, make_scanned_pdf
 from worker.settings import Settings
 from worker.text_layer import has_text_layer, pdf_words
 
@@ -58,8 +58,9 @@ def test_every_word_lies_in_its_cell(born_digital: tuple[Path, BornDigitalTable]
     words = pdf_words(open_document(path, settings=SETTINGS), 1, 200)
     for cell in truth.cells:
         x0, y0, x1, y1 = (v * s for v in cell["bbox"])
-        inside = [w.text for w in words
-                  if x0 <= (w.bbox[0] + w.bbox[2]) / 2 <= x1 and y0 <= (w.bbox[1] + w.bbox[3]) / 2 <= y1]
+        inside = [
+            w.text for w in words if x0 <= (w.bbox[0] + w.bbox[2]) / 2 <= x1 and y0 <= (w.bbox[1] + w.bbox[3]) / 2 <= y1
+        ]
         assert inside == cell["text"].split()
 
 
@@ -94,8 +95,12 @@ def test_boxes_follow_rotation_and_crop_box(tmp_path: Path, rotate: int, crop: b
     image = doc.render(1, 150)
     assert image.size == doc.page_size_px(1, 150)
     ink = _ink_box(image)
-    union = (min(w.bbox[0] for w in words), min(w.bbox[1] for w in words),
-             max(w.bbox[2] for w in words), max(w.bbox[3] for w in words))
+    union = (
+        min(w.bbox[0] for w in words),
+        min(w.bbox[1] for w in words),
+        max(w.bbox[2] for w in words),
+        max(w.bbox[3] for w in words),
+    )
     # Word boxes span the font's ascent..descent, a little beyond the ink; never off it.
     assert all(u <= i + 1 for u, i in zip(union[:2], ink[:2]))
     assert all(u >= i - 1 for u, i in zip(union[2:], ink[2:]))

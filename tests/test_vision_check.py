@@ -11,10 +11,12 @@ from worker.vision.agreement import agreement
 from worker.vision.check import check_answer
 from worker.vision.sanitise import sanitise_answer
 
-HOSTILE = ('<div style="x"><table class="t" onclick="steal()"><tr><th onmouseover="x()">A<script>alert(1)</script>'
-           '</th><td><a href="javascript:alert(2)">link</a><img src=x onerror="alert(3)"></td></tr>'
-           '<style>td{color:red}</style><tr><td colspan="2" style="w">&lt;b&gt; &amp; <iframe>bad</iframe>ok</td></tr>'
-           "</table></div>")
+HOSTILE = (
+    '<div style="x"><table class="t" onclick="steal()"><tr><th onmouseover="x()">A<script>alert(1)</script>'
+    '</th><td><a href="javascript:alert(2)">link</a><img src=x onerror="alert(3)"></td></tr>'
+    '<style>td{color:red}</style><tr><td colspan="2" style="w">&lt;b&gt; &amp; <iframe>bad</iframe>ok</td></tr>'
+    "</table></div>"
+)
 
 
 def test_good_table_passes_unchanged_in_structure():
@@ -37,8 +39,21 @@ def test_hostile_markup_is_stripped():
     checked = check_answer(HOSTILE)
     assert checked.ok
     html = checked.html.lower()
-    for bad in ("script", "alert", "onclick", "onmouseover", "onerror", "style", "href", "<a", "<img", "iframe",
-                "class", "javascript", "<div"):
+    for bad in (
+        "script",
+        "alert",
+        "onclick",
+        "onmouseover",
+        "onerror",
+        "style",
+        "href",
+        "<a",
+        "<img",
+        "iframe",
+        "class",
+        "javascript",
+        "<div",
+    ):
         assert bad not in html, bad
     tags = " ".join(checked.removed)
     assert "script" in tags and "iframe" in tags and "onclick" in tags and "href" in tags
@@ -47,14 +62,17 @@ def test_hostile_markup_is_stripped():
     assert "&lt;b&gt; &amp; ok" in checked.html
 
 
-@pytest.mark.parametrize("answer, failure", [
-    ("I cannot read this image.", "no-table"),
-    ("", "no-table"),
-    ("a | b\n1 | 2", "no-table"),
-    ("<table></table>", "empty-table"),
-    ("<table><tr><td> </td><td></td></tr></table>", "empty-table"),
-    ("<script><table><tr><td>x</td></tr></table></script>", "no-table"),
-])
+@pytest.mark.parametrize(
+    "answer, failure",
+    [
+        ("I cannot read this image.", "no-table"),
+        ("", "no-table"),
+        ("a | b\n1 | 2", "no-table"),
+        ("<table></table>", "empty-table"),
+        ("<table><tr><td> </td><td></td></tr></table>", "empty-table"),
+        ("<script><table><tr><td>x</td></tr></table></script>", "no-table"),
+    ],
+)
 def test_no_table_is_a_failure_with_reason(answer, failure):
     checked = check_answer(answer)
     assert not checked.ok and checked.failure == failure and checked.reason
@@ -62,8 +80,9 @@ def test_no_table_is_a_failure_with_reason(answer, failure):
 
 
 def test_ragged_and_overlapping_tables_are_repaired():
-    checked = check_answer("<table><tr><td>a</td><td>b</td><td>c</td></tr><tr><td rowspan=9>d</td></tr>"
-                           "<tr><td colspan=5000>e</td>")
+    checked = check_answer(
+        "<table><tr><td>a</td><td>b</td><td>c</td></tr><tr><td rowspan=9>d</td></tr><tr><td colspan=5000>e</td>"
+    )
     assert checked.ok
     checked.grid.owner_map()  # a partition of the rectangle, or this raises
     repairs = " ".join(checked.repairs)
@@ -78,7 +97,9 @@ def test_rows_without_table_element_are_wrapped():
 
 
 def test_only_the_first_table_is_kept_and_caption_survives():
-    answer = "<table><caption>Sales <b>by</b> region</caption><tr><td>1</td></tr></table><table><tr><td>2</td></tr></table>"
+    answer = (
+        "<table><caption>Sales <b>by</b> region</caption><tr><td>1</td></tr></table><table><tr><td>2</td></tr></table>"
+    )
     checked = check_answer(answer)
     assert checked.caption == "Sales by region"
     assert checked.html.startswith("<table><caption>Sales by region</caption>")
@@ -111,7 +132,9 @@ def test_agreement_identical_and_different():
 
 
 def test_markdown_pipe_table_is_converted():
-    answer = "Here it is:\n\n| Region | Sales \\| net |\n|:---|---:|\n| North<br>East | <b>10</b> |\n| South | 3 |\n\nBye"
+    answer = (
+        "Here it is:\n\n| Region | Sales \\| net |\n|:---|---:|\n| North<br>East | <b>10</b> |\n| South | 3 |\n\nBye"
+    )
     checked = check_answer(answer)
     assert checked.ok and checked.grid.header_rows == 1
     assert [c.text for c in checked.grid.sorted_cells()] == ["Region", "Sales | net", "North East", "10", "South", "3"]

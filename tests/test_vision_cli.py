@@ -25,8 +25,13 @@ def env(monkeypatch):
             monkeypatch.delenv(key)
     monkeypatch.chdir(os.environ.get("TMPDIR", "/tmp"))  # no stray .env file
     with ChatServer() as server:
-        for key, value in {"VISION_BACKEND": "openai", "VISION_URL": server.url, "VISION_MODEL": "served-vlm",
-                           "VISION_RETRIES": "0", "VISION_TIMEOUT": "5"}.items():
+        for key, value in {
+            "VISION_BACKEND": "openai",
+            "VISION_URL": server.url,
+            "VISION_MODEL": "served-vlm",
+            "VISION_RETRIES": "0",
+            "VISION_TIMEOUT": "5",
+        }.items():
             monkeypatch.setenv(f"TABLESIGHT_{key}", value)
         get_settings.cache_clear()
         yield server
@@ -70,13 +75,17 @@ def test_storage_url_is_used_without_out(env, tmp_path, monkeypatch, capsys):
 
 
 def test_extract_read_hard(env, tiny_models, tmp_path, monkeypatch, capsys):
-    from worker.samples import write_sample
+    from worker.devtools.samples import write_sample
 
     pdf = tmp_path / "sample.pdf"
     write_sample(pdf)
-    for key, value in {"DETECTION_MODEL": str(tiny_models["same_table"]),
-                       "STRUCTURE_MODEL": str(tiny_models["structure"]), "DEVICE": "cpu", "DPI": "100",
-                       "TORCH_THREADS": "1"}.items():
+    for key, value in {
+        "DETECTION_MODEL": str(tiny_models["same_table"]),
+        "STRUCTURE_MODEL": str(tiny_models["structure"]),
+        "DEVICE": "cpu",
+        "DPI": "100",
+        "TORCH_THREADS": "1",
+    }.items():
         monkeypatch.setenv(f"TABLESIGHT_{key}", value)
     get_settings.cache_clear()
     env.default = ("text", GOOD.replace("<td>", '<td style="x" onclick="y()">'))
@@ -98,12 +107,17 @@ def test_extract_read_hard(env, tiny_models, tmp_path, monkeypatch, capsys):
 
 
 def test_extract_read_hard_without_a_model_stops_clearly(env, tiny_models, tmp_path, monkeypatch, capsys):
-    from worker.samples import write_sample
+    from worker.devtools.samples import write_sample
 
     write_sample(tmp_path / "sample.pdf")
-    for key, value in {"DETECTION_MODEL": str(tiny_models["same_table"]),
-                       "STRUCTURE_MODEL": str(tiny_models["structure"]), "DEVICE": "cpu", "DPI": "100",
-                       "VISION_MODEL": "", "VISION_AUTO_READ": "true"}.items():
+    for key, value in {
+        "DETECTION_MODEL": str(tiny_models["same_table"]),
+        "STRUCTURE_MODEL": str(tiny_models["structure"]),
+        "DEVICE": "cpu",
+        "DPI": "100",
+        "VISION_MODEL": "",
+        "VISION_AUTO_READ": "true",
+    }.items():
         monkeypatch.setenv(f"TABLESIGHT_{key}", value)
     get_settings.cache_clear()
     assert main(["extract", str(tmp_path / "sample.pdf"), "--out", str(tmp_path / "out"), "--no-progress"]) == 2

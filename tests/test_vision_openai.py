@@ -30,8 +30,16 @@ def store(tmp_path):
 
 
 def settings_for(server: ChatServer, **kw) -> Settings:
-    base = dict(vision_backend="openai", vision_url=server.url, vision_model="served-vlm", vision_api_key="k3y",
-                vision_timeout=2.0, vision_retries=2, vision_retry_backoff=0.05, vision_retry_backoff_max=0.2)
+    base = dict(
+        vision_backend="openai",
+        vision_url=server.url,
+        vision_model="served-vlm",
+        vision_api_key="k3y",
+        vision_timeout=2.0,
+        vision_retries=2,
+        vision_retry_backoff=0.05,
+        vision_retry_backoff_max=0.2,
+    )
     return Settings(_env_file=None, **{**base, **kw})
 
 
@@ -77,8 +85,10 @@ def test_fenced_answer_with_prose(server, store):
 
 
 def test_script_and_onclick_are_stripped(server, store):
-    server.default = ("text", GOOD.replace("<th", '<th onclick="steal()"', 1).replace(
-        "</table>", "<script>fetch('//x')</script></table>"))
+    server.default = (
+        "text",
+        GOOD.replace("<th", '<th onclick="steal()"', 1).replace("</table>", "<script>fetch('//x')</script></table>"),
+    )
     record = read_table(store, REF, settings_for(server))
     _, html = files(store)
     assert record["status"] == "ok"
@@ -110,8 +120,9 @@ def test_timeout_is_retried_then_fails_clearly(server, store):
 
 def test_500_is_retried_with_bounded_backoff(server, store):
     server.default = ("status", 500)
-    record = read_table(store, REF, settings_for(server, vision_retries=3, vision_retry_backoff=0.05,
-                                                 vision_retry_backoff_max=0.1))
+    record = read_table(
+        store, REF, settings_for(server, vision_retries=3, vision_retry_backoff=0.05, vision_retry_backoff_max=0.1)
+    )
     assert record["status"] == "failed" and record["retryable"] is True
     assert "HTTP 500: scripted 500" in record["reason"]
     assert len(server.requests) == 4
@@ -143,8 +154,14 @@ def test_garbage_body_is_a_failure(server, store):
 
 
 def test_unreachable_server_fails_retryable(store):
-    s = Settings(_env_file=None, vision_backend="openai", vision_url="http://127.0.0.1:9/v1", vision_model="m",
-                 vision_retries=1, vision_retry_backoff=0.01)
+    s = Settings(
+        _env_file=None,
+        vision_backend="openai",
+        vision_url="http://127.0.0.1:9/v1",
+        vision_model="m",
+        vision_retries=1,
+        vision_retry_backoff=0.01,
+    )
     record = read_table(store, REF, s)
     assert record["status"] == "failed" and record["retryable"] and "cannot connect" in record["reason"]
 
@@ -208,8 +225,9 @@ def test_deadline_bounds_the_whole_read(server, store):
 
     server.default = ("sleep", 1.0)
     t0 = time.monotonic()
-    record = read_table(store, REF, settings_for(server, vision_timeout=5, vision_retries=5),
-                        deadline=time.monotonic() + 0.4)
+    record = read_table(
+        store, REF, settings_for(server, vision_timeout=5, vision_retries=5), deadline=time.monotonic() + 0.4
+    )
     assert time.monotonic() - t0 < 1.5 and record["status"] == "failed" and record["retryable"]
     assert len(server.requests) == 1
 

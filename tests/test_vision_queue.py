@@ -25,9 +25,17 @@ def cluster(tmp_path_factory, tiny_models):
     root = tmp_path_factory.mktemp("vision-queue")
     server = RedisServer(root / "redis").start()
     with ChatServer(default=("text", f"```html\n{HOSTILE_GOOD}\n```")) as vision:
-        env = worker_env(broker_url=server.url(0), storage_url=str(root / "store"), models=tiny_models,
-                         work_dir=root / "work", vision_backend="openai", vision_url=vision.url,
-                         vision_model="served-vlm", vision_auto_read="true", vision_retries=0)
+        env = worker_env(
+            broker_url=server.url(0),
+            storage_url=str(root / "store"),
+            models=tiny_models,
+            work_dir=root / "work",
+            vision_backend="openai",
+            vision_url=vision.url,
+            vision_model="served-vlm",
+            vision_auto_read="true",
+            vision_retries=0,
+        )
         worker = Worker("v1", env, root, queues="docs,pages,vision").start()
         client = JobClient(settings_from_env(env))
         yield {"env": env, "client": client, "store": root / "store", "vision": vision, "worker": worker}
@@ -37,8 +45,14 @@ def cluster(tmp_path_factory, tiny_models):
 
 
 def read_cli(env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "worker.cli.main", "read", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "worker.cli.main", "read", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_extract_flag_read_through_the_queue(cluster, tmp_path):

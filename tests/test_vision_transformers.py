@@ -19,8 +19,13 @@ def tiny_vlm(tmp_path_factory):
 
 
 def settings_for(model_dir, **kw) -> Settings:
-    base = dict(vision_backend="transformers", vision_model=str(model_dir), device="cpu", torch_threads=1,
-                vision_max_new_tokens=24)
+    base = dict(
+        vision_backend="transformers",
+        vision_model=str(model_dir),
+        device="cpu",
+        torch_threads=1,
+        vision_max_new_tokens=24,
+    )
     return Settings(_env_file=None, **{**base, **kw})
 
 

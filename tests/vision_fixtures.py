@@ -24,24 +24,42 @@ DOC_ID = "0123456789abcdef"
 TABLE_ID = "p0001-t01"
 
 # The detector's grid: 4x3, a two-column header cell over columns 1-2, and a row span in column 0.
-SPEC = dict(n_rows=4, n_cols=3, spans=[(0, 1, 1, 2), (2, 0, 2, 1)], header_rows=2,
-            texts={(0, 0): "Region", (0, 1): "Sales", (1, 0): "", (1, 1): "2023", (1, 2): "2024",
-                   (2, 0): "North", (2, 1): "10", (2, 2): "12", (3, 1): "11", (3, 2): "13"})
+SPEC = dict(
+    n_rows=4,
+    n_cols=3,
+    spans=[(0, 1, 1, 2), (2, 0, 2, 1)],
+    header_rows=2,
+    texts={
+        (0, 0): "Region",
+        (0, 1): "Sales",
+        (1, 0): "",
+        (1, 1): "2023",
+        (1, 2): "2024",
+        (2, 0): "North",
+        (2, 1): "10",
+        (2, 2): "12",
+        (3, 1): "11",
+        (3, 2): "13",
+    },
+)
 
-GOOD = ('<table><thead><tr><th rowspan="2">Region</th><th colspan="2">Sales</th></tr>'
-        "<tr><th>2023</th><th>2024</th></tr></thead>"
-        '<tbody><tr><td rowspan="2">North</td><td>10</td><td>12</td></tr><tr><td>11</td><td>13</td></tr></tbody></table>')
+GOOD = (
+    '<table><thead><tr><th rowspan="2">Region</th><th colspan="2">Sales</th></tr>'
+    "<tr><th>2023</th><th>2024</th></tr></thead>"
+    '<tbody><tr><td rowspan="2">North</td><td>10</td><td>12</td></tr><tr><td>11</td><td>13</td></tr></tbody></table>'
+)
 
 
-def store_table(storage: Any, doc_id: str = DOC_ID, tid: str = TABLE_ID, crop_size: tuple[int, int] = (320, 160)) -> str:
+def store_table(
+    storage: Any, doc_id: str = DOC_ID, tid: str = TABLE_ID, crop_size: tuple[int, int] = (320, 160)
+) -> str:
     """Write crop, detector HTML and JSON of one table, as the pipeline does; returns `doc/tid`."""
     grid = grid_from_spec(**SPEC)
     crop = Image.new("RGB", crop_size, "white")
     draw = ImageDraw.Draw(crop)
     for cell in grid.cells:
         draw.text((10 + 100 * cell.col, 10 + 35 * cell.row), cell.text, fill="black")
-    record = {"doc_id": doc_id, "table_id": tid, "page": 1, "grid": grid.to_dict(),
-              "flags": complexity_flags(grid)}
+    record = {"doc_id": doc_id, "table_id": tid, "page": 1, "grid": grid.to_dict(), "flags": complexity_flags(grid)}
     write_table(storage, doc_id, tid, crop, grid_to_html(grid), record)
     return f"{doc_id}/{tid}"
 
@@ -86,11 +104,21 @@ class ChatServer:
                     payload = value
                     self.send_response(200)
                 else:
-                    payload = json.dumps({
-                        "id": "chatcmpl-1", "object": "chat.completion", "model": body.get("model"),
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content": value},
-                                     "finish_reason": "stop"}],
-                        "usage": {"prompt_tokens": 321, "completion_tokens": 45, "total_tokens": 366}}).encode()
+                    payload = json.dumps(
+                        {
+                            "id": "chatcmpl-1",
+                            "object": "chat.completion",
+                            "model": body.get("model"),
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "message": {"role": "assistant", "content": value},
+                                    "finish_reason": "stop",
+                                }
+                            ],
+                            "usage": {"prompt_tokens": 321, "completion_tokens": 45, "total_tokens": 366},
+                        }
+                    ).encode()
                     self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -132,34 +160,94 @@ def build_tiny_vlm(out: Path) -> Path:
     """
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import (CLIPImageProcessor, CLIPVisionConfig, LlamaConfig, LlavaConfig,
-                              LlavaForConditionalGeneration, LlavaProcessor, PreTrainedTokenizerFast)
+    from transformers import (
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+        PreTrainedTokenizerFast,
+    )
 
     vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, "<pad>": 3, "<image>": 4}
-    for word in ("<table>", "</table>", "<tr>", "</tr>", "<td>", "</td>", "<th>", "</th>", 'colspan="2"',
-                 "Region", "Sales", "North", "10", "12", "user:", "assistant:", "table", "the", "a"):
+    for word in (
+        "<table>",
+        "</table>",
+        "<tr>",
+        "</tr>",
+        "<td>",
+        "</td>",
+        "<th>",
+        "</th>",
+        'colspan="2"',
+        "Region",
+        "Sales",
+        "North",
+        "10",
+        "12",
+        "user:",
+        "assistant:",
+        "table",
+        "the",
+        "a",
+    ):
         vocab.setdefault(word, len(vocab))
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tok.decoder = decoders.WordPiece()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", bos_token="<s>", eos_token="</s>",
-                                        pad_token="<pad>", extra_special_tokens={"image_token": "<image>"})
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        unk_token="<unk>",
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="<pad>",
+        extra_special_tokens={"image_token": "<image>"},
+    )
     tokenizer.add_special_tokens({"additional_special_tokens": ["<image>"]})
-    template = ("{% for m in messages %}{{ m['role'] }}: {% if m['content'] is string %}{{ m['content'] }}"
-                "{% else %}{% for c in m['content'] %}{% if c['type'] == 'image' %}<image> {% else %}"
-                "{{ c['text'] }} {% endif %}{% endfor %}{% endif %}{% endfor %}"
-                "{% if add_generation_prompt %}assistant: {% endif %}")
+    template = (
+        "{% for m in messages %}{{ m['role'] }}: {% if m['content'] is string %}{{ m['content'] }}"
+        "{% else %}{% for c in m['content'] %}{% if c['type'] == 'image' %}<image> {% else %}"
+        "{{ c['text'] }} {% endif %}{% endfor %}{% endif %}{% endfor %}"
+        "{% if add_generation_prompt %}assistant: {% endif %}"
+    )
     images = CLIPImageProcessor(size={"shortest_edge": 28}, crop_size={"height": 28, "width": 28})
-    processor = LlavaProcessor(image_processor=images, tokenizer=tokenizer, patch_size=14,
-                               vision_feature_select_strategy="default", chat_template=template,
-                               num_additional_image_tokens=1)
-    vision = CLIPVisionConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
-                              image_size=28, patch_size=14, projection_dim=16)
-    text = LlamaConfig(vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                       num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=512,
-                       pad_token_id=3, bos_token_id=1, eos_token_id=2)
-    config = LlavaConfig(vision_config=vision, text_config=text, image_token_index=4, vision_feature_layer=-1,
-                         vision_feature_select_strategy="default")
+    processor = LlavaProcessor(
+        image_processor=images,
+        tokenizer=tokenizer,
+        patch_size=14,
+        vision_feature_select_strategy="default",
+        chat_template=template,
+        num_additional_image_tokens=1,
+    )
+    vision = CLIPVisionConfig(
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        image_size=28,
+        patch_size=14,
+        projection_dim=16,
+    )
+    text = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=512,
+        pad_token_id=3,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
+    config = LlavaConfig(
+        vision_config=vision,
+        text_config=text,
+        image_token_index=4,
+        vision_feature_layer=-1,
+        vision_feature_select_strategy="default",
+    )
     torch.manual_seed(0)
     model = LlavaForConditionalGeneration(config).eval()
     # never <unk>/<pad>/<image>: the garbage is then words and tags, not an empty string

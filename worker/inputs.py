@@ -100,8 +100,9 @@ class Document:
     def _render_pdf(self, page_no: int, dpi: int) -> Image.Image:
         # use_cropbox: render what viewers (and pdfium's sizes and text boxes) show, not the media box.
         try:
-            pages = convert_from_path(self.path, dpi=dpi, first_page=page_no, last_page=page_no,
-                                      use_cropbox=True, thread_count=1)
+            pages = convert_from_path(
+                self.path, dpi=dpi, first_page=page_no, last_page=page_no, use_cropbox=True, thread_count=1
+            )
         except (PDFPageCountError, PDFSyntaxError) as exc:
             raise InputError(str(self.path), f"poppler cannot read page {page_no}: {_one_line(exc)}") from exc
         if not pages:
@@ -134,9 +135,15 @@ def open_document(path: Path | str, *, settings: Settings) -> Document:
             raise InputError(str(path), f"not a PDF or image (starts with {head[:12]!r})")
         page_sizes = _image_page_sizes(path, image_format, settings.max_pages)
         kind = "image"
-    return Document(path=path, kind=kind, page_count=len(page_sizes), sha256=digest,
-                    page_sizes=tuple(page_sizes), max_page_pixels=settings.max_page_pixels,
-                    image_format=image_format)
+    return Document(
+        path=path,
+        kind=kind,
+        page_count=len(page_sizes),
+        sha256=digest,
+        page_sizes=tuple(page_sizes),
+        max_page_pixels=settings.max_page_pixels,
+        image_format=image_format,
+    )
 
 
 def parse_page_ranges(spec: str | None, page_count: int) -> list[int]:
@@ -173,8 +180,9 @@ def _check_file(path: Path, max_bytes: int) -> None:
     if st.st_size == 0:
         raise InputError(str(path), "empty file")
     if st.st_size > max_bytes:
-        raise InputError(str(path), f"file is {st.st_size} bytes, over the limit of {max_bytes} "
-                                    "(TABLESIGHT_MAX_FILE_BYTES)")
+        raise InputError(
+            str(path), f"file is {st.st_size} bytes, over the limit of {max_bytes} (TABLESIGHT_MAX_FILE_BYTES)"
+        )
 
 
 def _read_head_and_hash(path: Path) -> tuple[bytes, str]:
@@ -203,8 +211,10 @@ def _pdf_page_sizes(path: Path, max_pages: int) -> list[tuple[float, float]]:
     raw = pdfium_c.FPDF_LoadDocument((str(path.resolve()) + "\x00").encode("utf-8"), None)
     if not raw:
         code = pdfium_c.FPDF_GetLastError()
-        reason = _PDFIUM_LOAD_ERRORS.get(code) or \
-            f"corrupt or unreadable PDF: {_PDFIUM_ERROR_NAMES.get(code, f'pdfium error {code}')}"
+        reason = (
+            _PDFIUM_LOAD_ERRORS.get(code)
+            or f"corrupt or unreadable PDF: {_PDFIUM_ERROR_NAMES.get(code, f'pdfium error {code}')}"
+        )
         raise InputError(str(path), reason)
     pdf = pdfium.PdfDocument(raw)
     try:
@@ -217,7 +227,6 @@ def _pdf_page_sizes(path: Path, max_pages: int) -> list[tuple[float, float]]:
         raise InputError(str(path), f"corrupt or unreadable PDF: {exc}") from exc
     finally:
         pdf.close()
-
 
 
 def _image_page_sizes(path: Path, fmt: str, max_pages: int) -> list[tuple[float, float]]:

@@ -51,8 +51,9 @@ def _candidates(tables: list[dict[str, Any]]) -> set[str]:
     return out
 
 
-def find_links(storage: Storage, doc_id: str, tables: list[dict[str, Any]],
-               tolerance: float = 0.03) -> tuple[list[list[str]], list[Link], dict[str, dict[str, Any]]]:
+def find_links(
+    storage: Storage, doc_id: str, tables: list[dict[str, Any]], tolerance: float = 0.03
+) -> tuple[list[list[str]], list[Link], dict[str, dict[str, Any]]]:
     """Chains of continued parts, the links, and the records that were read."""
     records: dict[str, dict[str, Any]] = {}
     parts: list[Part] = []
@@ -63,8 +64,7 @@ def find_links(storage: Storage, doc_id: str, tables: list[dict[str, Any]],
         except KeyError:
             continue
         page_ids = [t["table_id"] for t in tables if t["page"] == records[tid]["page"]]
-        parts.append(part_from_record(records[tid], first_on_page=page_ids[0] == tid,
-                                      last_on_page=page_ids[-1] == tid))
+        parts.append(part_from_record(records[tid], first_on_page=page_ids[0] == tid, last_on_page=page_ids[-1] == tid))
     chains, links = link_parts(parts, tolerance=tolerance)
     return chains, links, records
 
@@ -81,13 +81,13 @@ class LogicalTable:
     row_pages: dict[int, int]
 
 
-def merge_chain(doc_id: str, chain: list[str], records: dict[str, dict[str, Any]],
-                links: list[Link]) -> tuple[LogicalTable, dict[str, Any]]:
+def merge_chain(
+    doc_id: str, chain: list[str], records: dict[str, dict[str, Any]], links: list[Link]
+) -> tuple[LogicalTable, dict[str, Any]]:
     """The merged logical table of one chain and its JSON record."""
     repeated = {ln.b: ln.repeated_header for ln in links}
     grids = [grid_from_dict(records[t]["grid"]) for t in chain]
-    skips = [0] + [int(records[t]["serialisations"].get("header_rows", 0)) if repeated.get(t) else 0
-                   for t in chain[1:]]
+    skips = [0] + [int(records[t]["serialisations"].get("header_rows", 0)) if repeated.get(t) else 0 for t in chain[1:]]
     merged, sources = merge_grids(grids, skips)
     pages = [int(records[t]["page"]) for t in chain]
     contexts = [records[t].get("context") or {} for t in chain]
@@ -99,9 +99,16 @@ def merge_chain(doc_id: str, chain: list[str], records: dict[str, dict[str, Any]
     ser = serialisations(merged, context, table_id=logical_id)
     row_pages = {r: pages[i] for r, (i, _) in enumerate(sources)}
     chain_links = [ln.to_dict() for ln in links if ln.a in chain and ln.b in chain]
-    record = {"doc_id": doc_id, "logical_id": logical_id, "parts": chain, "pages": pages,
-              "links": chain_links, "row_sources": [[chain[i], r] for i, r in sources],
-              "grid": merged.to_dict(), "serialisations": ser}
+    record = {
+        "doc_id": doc_id,
+        "logical_id": logical_id,
+        "parts": chain,
+        "pages": pages,
+        "links": chain_links,
+        "row_sources": [[chain[i], r] for i, r in sources],
+        "grid": merged.to_dict(),
+        "serialisations": ser,
+    }
     return LogicalTable(logical_id, chain, pages, merged, ser, row_pages), record
 
 
@@ -129,23 +136,36 @@ def _attach(manifest: dict[str, Any], storage: Storage, tolerance: float) -> dic
     by_id = {t["table_id"]: t for t in tables}
     for chain in chains:
         table, record = merge_chain(doc_id, chain, records, links)
-        files = {"md": logical_key(doc_id, table.table_id, ".md"),
-                 "rows": logical_key(doc_id, table.table_id, ".rows.txt"),
-                 "html": logical_key(doc_id, table.table_id, ".html"),
-                 "json": logical_key(doc_id, table.table_id, ".json")}
+        files = {
+            "md": logical_key(doc_id, table.table_id, ".md"),
+            "rows": logical_key(doc_id, table.table_id, ".rows.txt"),
+            "html": logical_key(doc_id, table.table_id, ".html"),
+            "json": logical_key(doc_id, table.table_id, ".json"),
+        }
         storage.put_text(files["md"], table.serialisations["markdown"] + "\n", "text/markdown; charset=utf-8")
         storage.put_text(files["rows"], rows_text(table.serialisations))
         storage.put_text(files["html"], grid_to_html(table.grid) + "\n", "text/html; charset=utf-8")
         storage.put_json(files["json"], record)
         for i, tid in enumerate(chain):
-            note = {"logical_table": table.table_id, "continues": chain[i - 1] if i else None,
-                    "continued_by": chain[i + 1] if i + 1 < len(chain) else None}
+            note = {
+                "logical_table": table.table_id,
+                "continues": chain[i - 1] if i else None,
+                "continued_by": chain[i + 1] if i + 1 < len(chain) else None,
+            }
             by_id[tid].update(note)
             records[tid]["continuation"] = note
             storage.put_json(table_json_key(doc_id, tid), records[tid])
-        logical.append({"logical_id": table.table_id, "parts": chain, "pages": table.pages,
-                        "n_rows": table.grid.n_rows, "n_cols": table.grid.n_cols,
-                        "links": record["links"], "files": files})
+        logical.append(
+            {
+                "logical_id": table.table_id,
+                "parts": chain,
+                "pages": table.pages,
+                "n_rows": table.grid.n_rows,
+                "n_cols": table.grid.n_cols,
+                "links": record["links"],
+                "files": files,
+            }
+        )
     manifest["logical_tables"] = logical
     return manifest
 
@@ -165,8 +185,9 @@ def iter_logical_tables(storage: Storage, manifest: dict[str, Any]) -> Iterator[
             pages = [int(p) for p in rec["pages"]]
             part_pages = dict(zip(rec["parts"], pages))
             row_pages = {r: part_pages[src[0]] for r, src in enumerate(rec["row_sources"])}
-            yield LogicalTable(rec["logical_id"], rec["parts"], pages, grid_from_dict(rec["grid"]),
-                               rec["serialisations"], row_pages)
+            yield LogicalTable(
+                rec["logical_id"], rec["parts"], pages, grid_from_dict(rec["grid"]), rec["serialisations"], row_pages
+            )
         elif tid not in in_chain:
             rec = storage.get_json(table_json_key(doc_id, tid))
             grid = grid_from_dict(rec["grid"])

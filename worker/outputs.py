@@ -19,6 +19,11 @@ from worker.storage.base import Storage
 MANIFEST_VERSION = 1
 
 
+def doc_id_for(sha256: str) -> str:
+    """A document's key prefix: the first 16 hex digits of its content hash (re-runs overwrite)."""
+    return sha256[:16]
+
+
 def manifest_key(doc_id: str) -> str:
     return f"{doc_id}/manifest.json"
 
@@ -39,14 +44,24 @@ def table_key(doc_id: str, tid: str, suffix: str) -> str:
 TEXT_FILES = {"md": (".md", "text/markdown; charset=utf-8"), "rows": (".rows.txt", "text/plain; charset=utf-8")}
 
 
-def write_table(storage: Storage, doc_id: str, tid: str, crop: Image.Image, html: str,
-                record: dict[str, Any], texts: dict[str, str] | None = None) -> dict[str, str]:
+def write_table(
+    storage: Storage,
+    doc_id: str,
+    tid: str,
+    crop: Image.Image,
+    html: str,
+    record: dict[str, Any],
+    texts: dict[str, str] | None = None,
+) -> dict[str, str]:
     """Write crop, HTML, serialisation texts (`TEXT_FILES`) and JSON of one table; the JSON goes
     last so its presence means complete."""
     buf = io.BytesIO()
     crop.save(buf, format="PNG", optimize=False, compress_level=3)
-    keys = {"png": table_key(doc_id, tid, ".png"), "html": table_key(doc_id, tid, ".html"),
-            "json": table_key(doc_id, tid, ".json")}
+    keys = {
+        "png": table_key(doc_id, tid, ".png"),
+        "html": table_key(doc_id, tid, ".html"),
+        "json": table_key(doc_id, tid, ".json"),
+    }
     storage.put_bytes(keys["png"], buf.getvalue(), "image/png")
     storage.put_text(keys["html"], html + "\n", "text/html; charset=utf-8")
     for name, text in (texts or {}).items():
@@ -57,9 +72,20 @@ def write_table(storage: Storage, doc_id: str, tid: str, crop: Image.Image, html
     return keys
 
 
-def build_manifest(*, doc_id: str, source: str, sha256: str | None, kind: str | None, page_count: int,
-                   pages: list[int], page_records: list[dict[str, Any]], errors: list[dict[str, Any]],
-                   models: dict[str, Any], options: dict[str, Any], started: float) -> dict[str, Any]:
+def build_manifest(
+    *,
+    doc_id: str,
+    source: str,
+    sha256: str | None,
+    kind: str | None,
+    page_count: int,
+    pages: list[int],
+    page_records: list[dict[str, Any]],
+    errors: list[dict[str, Any]],
+    models: dict[str, Any],
+    options: dict[str, Any],
+    started: float,
+) -> dict[str, Any]:
     """Merge page records into the manifest; status says whether every asked page succeeded."""
     tables: list[dict[str, Any]] = []
     timings: dict[str, float] = {}

@@ -37,7 +37,7 @@ from worker.core.types import StructureObject, Word
 from worker.errors import InputError, TablesightError
 from worker.inputs import Document, open_document, parse_page_ranges
 from worker.logical_tables import attach_logical_tables
-from worker.outputs import build_manifest, manifest_key, page_key, table_id, write_table
+from worker.outputs import build_manifest, doc_id_for, manifest_key, page_key, table_id, write_table
 from worker.overlap import Workers, cpu_workers, in_order, timed, torch_threads
 from worker.settings import Settings
 from worker.storage.base import Storage, StorageError
@@ -78,8 +78,13 @@ def load_stages(settings: Settings, tables: str = "detect") -> Stages:
 
     def ocr(image: Image.Image) -> list[Word]:
         # ruling lines confuse tesseract: erase runs longer than ~1/5 inch at this dpi
-        return ocr_words(image, lang=settings.ocr_lang, psm=settings.ocr_psm, rule_min_px=max(10, settings.dpi // 5),
-                         threads=settings.ocr_threads or None)
+        return ocr_words(
+            image,
+            lang=settings.ocr_lang,
+            psm=settings.ocr_psm,
+            rule_min_px=max(10, settings.dpi // 5),
+            threads=settings.ocr_threads or None,
+        )
 
     detector = load_detector(settings) if tables == "detect" else None
     stages = Stages(structure=load_structure(settings), detector=detector, ocr=ocr, threads=configure_threads)
@@ -107,8 +112,12 @@ class PageResult:
     timings: dict[str, float] = field(default_factory=dict)
 
     def record(self) -> dict[str, Any]:
-        return {"page": self.page, "tables": self.tables, "errors": self.errors,
-                "timings": {k: round(v, 4) for k, v in self.timings.items()}}
+        return {
+            "page": self.page,
+            "tables": self.tables,
+            "errors": self.errors,
+            "timings": {k: round(v, 4) for k, v in self.timings.items()},
+        }
 
 
 class _Clock:
@@ -138,9 +147,17 @@ def _split_time(timings: dict[str, float], results: list[PageResult], stage: str
             r.timings[stage] = r.timings.get(stage, 0.0) + share
 
 
-def process_pages(doc: Document, pages: list[int], *, doc_id: str, stages: Stages, storage: Storage,
-                  settings: Settings, dpi: int | None = None,
-                  record_extra: dict[str, Any] | None = None) -> Iterator[PageResult]:
+def process_pages(
+    doc: Document,
+    pages: list[int],
+    *,
+    doc_id: str,
+    stages: Stages,
+    storage: Storage,
+    settings: Settings,
+    dpi: int | None = None,
+    record_extra: dict[str, Any] | None = None,
+) -> Iterator[PageResult]:
     """Yield one PageResult per page, after its tables and page record are written.
 
     `record_extra` is merged into each stored page record (the queue marks which job and
@@ -153,17 +170,23 @@ def process_pages(doc: Document, pages: list[int], *, doc_id: str, stages: Stage
     dpi = dpi or settings.dpi
     lanes = settings.pipeline_lanes
     size = max(1, min(settings.detection_batch_size, math.ceil(len(pages) / lanes)))  # every lane gets pages
-    groups = [pages[start:start + size] for start in range(0, len(pages), size)]
+    groups = [pages[start : start + size] for start in range(0, len(pages), size)]
     busy = min(lanes, len(groups)) or 1
     if stages.threads is not None:  # the cores shared out among the lanes that will be busy
         stages.threads(torch_threads(settings, lanes=busy))
     with Workers(cpu_workers(settings, lanes=busy)) as workers:
-        yield from in_order(groups, lambda group: _process_group(doc, group, doc_id, stages, storage, settings,
-                                                                 dpi, record_extra or {}, workers), lanes)
+        yield from in_order(
+            groups,
+            lambda group: _process_group(
+                doc, group, doc_id, stages, storage, settings, dpi, record_extra or {}, workers
+            ),
+            lanes,
+        )
 
 
-def _load_page(doc: Document, page: int, dpi: int, settings: Settings) -> tuple[Image.Image, list[Word],
-                                                                                  dict[str, float]]:
+def _load_page(
+    doc: Document, page: int, dpi: int, settings: Settings
+) -> tuple[Image.Image, list[Word], dict[str, float]]:
     """Render one page and read its text layer (on a worker: pdftoppm is a subprocess)."""
     timings: dict[str, float] = {}
     with _Clock(timings).stage("render"):
@@ -175,8 +198,17 @@ def _load_page(doc: Document, page: int, dpi: int, settings: Settings) -> tuple[
         return image, [], timings
 
 
-def _process_group(doc: Document, pages: list[int], doc_id: str, stages: Stages, storage: Storage,
-                   settings: Settings, dpi: int, record_extra: dict[str, Any], workers: Workers) -> list[PageResult]:
+def _process_group(
+    doc: Document,
+    pages: list[int],
+    doc_id: str,
+    stages: Stages,
+    storage: Storage,
+    settings: Settings,
+    dpi: int,
+    record_extra: dict[str, Any],
+    workers: Workers,
+) -> list[PageResult]:
     results = {p: PageResult(p) for p in pages}
     shared: dict[str, float] = {}
     images: dict[int, Image.Image] = {}
@@ -192,21 +224,35 @@ def _process_group(doc: Document, pages: list[int], doc_id: str, stages: Stages,
     ok = [p for p in pages if p in images]
     with _Clock(shared).stage("detection"):
         if stages.detector is None:
-            boxes = {p: [TableBox((0.0, 0.0, float(images[p].width), float(images[p].height)), 1.0, False)]
-                     for p in ok}
+            boxes = {p: [TableBox((0.0, 0.0, float(images[p].width), float(images[p].height)), 1.0, False)] for p in ok}
         else:
             preds = stages.detector.predict([images[p] for p in ok], settings.detection_batch_size)
-            boxes = {p: select_tables(pred, threshold=settings.detection_threshold,
-                                      rotated_threshold=settings.detection_rotated_threshold,
-                                      merge_iou=settings.detection_merge_iou, page_size=images[p].size)
-                     for p, pred in zip(ok, preds)}
+            boxes = {
+                p: select_tables(
+                    pred,
+                    threshold=settings.detection_threshold,
+                    rotated_threshold=settings.detection_rotated_threshold,
+                    merge_iou=settings.detection_merge_iou,
+                    page_size=images[p].size,
+                )
+                for p, pred in zip(ok, preds)
+            }
     pending: list[_Pending] = []
     for p in ok:
         for i, box in enumerate(boxes[p], 1):
             pending.append(_crop(p, i, box, images[p], page_words[p], stages, settings, workers))
             if settings.context_capture and stages.detector is not None and not box.rotated:
-                pending[-1].context = workers.submit(timed, _context, box.bbox, images[p], page_words[p],
-                                                     [b.bbox for b in boxes[p]], stages, settings, dpi)
+                pending[-1].context = workers.submit(
+                    timed,
+                    _context,
+                    box.bbox,
+                    images[p],
+                    page_words[p],
+                    [b.bbox for b in boxes[p]],
+                    stages,
+                    settings,
+                    dpi,
+                )
     with _Clock(shared).stage("structure"):
         structures = stages.structure.predict([t.crop for t in pending], settings.structure_batch_size)
     _split_time(shared, [results[p] for p in ok], "detection")
@@ -219,8 +265,15 @@ def _process_group(doc: Document, pages: list[int], doc_id: str, stages: Stages,
             record, html = _table_record(t, objs, doc_id, settings, dpi, images[t.page].size)
         with clock.stage("storage"):
             ser = record["serialisations"]
-            keys = write_table(storage, doc_id, record["table_id"], t.crop, html, record,
-                               texts={"md": ser["markdown"] + "\n", "rows": rows_text(ser)})
+            keys = write_table(
+                storage,
+                doc_id,
+                record["table_id"],
+                t.crop,
+                html,
+                record,
+                texts={"md": ser["markdown"] + "\n", "rows": rows_text(ser)},
+            )
         res.tables.append(_manifest_entry(record, keys))
     out = []
     for p in pages:
@@ -230,8 +283,16 @@ def _process_group(doc: Document, pages: list[int], doc_id: str, stages: Stages,
     return out
 
 
-def _crop(page: int, index: int, box: TableBox, image: Image.Image, words: list[Word], stages: Stages,
-          settings: Settings, workers: Workers) -> _Pending:
+def _crop(
+    page: int,
+    index: int,
+    box: TableBox,
+    image: Image.Image,
+    words: list[Word],
+    stages: Stages,
+    settings: Settings,
+    workers: Workers,
+) -> _Pending:
     """The table's crop and its words; OCR, when needed, starts on a worker (see `_settle`)."""
     if stages.detector is None:
         crop_box = (0, 0, image.width, image.height)
@@ -257,16 +318,28 @@ def _settle(t: _Pending, timings: dict[str, float]) -> None:
             timings[stage] = timings.get(stage, 0.0) + seconds
 
 
-def _context(bbox: tuple[float, float, float, float], image: Image.Image, words: list[Word],
-             tables: list[tuple[float, float, float, float]], stages: Stages, settings: Settings,
-             dpi: int) -> Context:
+def _context(
+    bbox: tuple[float, float, float, float],
+    image: Image.Image,
+    words: list[Word],
+    tables: list[tuple[float, float, float, float]],
+    stages: Stages,
+    settings: Settings,
+    dpi: int,
+) -> Context:
     """Caption and notes of one table: from the text layer, else by OCR of the page strips
     just above and below it (the whole page would cost a full-page OCR per page)."""
     w, h = image.size
     if words:
-        return capture_context(words, bbox, (w, h), other_tables=tables, max_gap=settings.context_max_gap,
-                               caption_max_lines=settings.caption_max_lines,
-                               notes_max_lines=settings.notes_max_lines)
+        return capture_context(
+            words,
+            bbox,
+            (w, h),
+            other_tables=tables,
+            max_gap=settings.context_max_gap,
+            caption_max_lines=settings.caption_max_lines,
+            notes_max_lines=settings.notes_max_lines,
+        )
     strip = settings.context_strip_inches * dpi
     x0, x1 = max(0, int(bbox[0] - 0.05 * w)), min(w, int(bbox[2] + 0.05 * w + 1))
     top = max(0, int(bbox[1] - strip))
@@ -276,15 +349,25 @@ def _context(bbox: tuple[float, float, float, float], image: Image.Image, words:
     found: list[Word] = []
     for y0, y1 in ((top, int(bbox[1])), (int(bbox[3] + 1), bottom)):
         if y1 - y0 >= 8 and x1 - x0 >= 8:
-            found += [Word(wd.text, (wd.bbox[0] + x0, wd.bbox[1] + y0, wd.bbox[2] + x0, wd.bbox[3] + y0),
-                           wd.confidence) for wd in stages.ocr(image.crop((x0, y0, x1, y1)))]
-    return capture_context(found, bbox, (w, h), other_tables=tables, seen=(top, bottom),
-                           max_gap=settings.context_max_gap, caption_max_lines=settings.caption_max_lines,
-                           notes_max_lines=settings.notes_max_lines)
+            found += [
+                Word(wd.text, (wd.bbox[0] + x0, wd.bbox[1] + y0, wd.bbox[2] + x0, wd.bbox[3] + y0), wd.confidence)
+                for wd in stages.ocr(image.crop((x0, y0, x1, y1)))
+            ]
+    return capture_context(
+        found,
+        bbox,
+        (w, h),
+        other_tables=tables,
+        seen=(top, bottom),
+        max_gap=settings.context_max_gap,
+        caption_max_lines=settings.caption_max_lines,
+        notes_max_lines=settings.notes_max_lines,
+    )
 
 
-def _table_record(t: _Pending, objs: list[dict[str, Any]], doc_id: str, settings: Settings,
-                  dpi: int, page_size: tuple[int, int]) -> tuple[dict[str, Any], str]:
+def _table_record(
+    t: _Pending, objs: list[dict[str, Any]], doc_id: str, settings: Settings, dpi: int, page_size: tuple[int, int]
+) -> tuple[dict[str, Any], str]:
     objects = [StructureObject(o["label"], float(o["score"]), tuple(o["bbox"])) for o in objs]
     grid = reconstruct(objects, t.words, t.crop.size, settings.thresholds(), settings.duplicate_overlap)
     html = grid_to_html(grid)
@@ -303,9 +386,11 @@ def _table_record(t: _Pending, objs: list[dict[str, Any]], doc_id: str, settings
         "flags": complexity_flags(grid, rotated=t.box.rotated, words=t.words, rules=settings.flag_rules()),
         "page_size": list(page_size),
         "context": t.context.to_dict() if t.context else None,
-        "serialisations": serialisations(grid, TableContext(t.context.caption if t.context else "",
-                                                            list(t.context.notes) if t.context else [],
-                                                            [t.page]), table_id=tid),
+        "serialisations": serialisations(
+            grid,
+            TableContext(t.context.caption if t.context else "", list(t.context.notes) if t.context else [], [t.page]),
+            table_id=tid,
+        ),
         "structure": payload(t.crop.size, objects, t.words, image=f"{tid}.png"),
     }
     return record, html
@@ -313,11 +398,20 @@ def _table_record(t: _Pending, objs: list[dict[str, Any]], doc_id: str, settings
 
 def _manifest_entry(record: dict[str, Any], keys: dict[str, str]) -> dict[str, Any]:
     grid = record["grid"]
-    return {"table_id": record["table_id"], "page": record["page"], "bbox": record["bbox"],
-            "n_rows": grid["n_rows"], "n_cols": grid["n_cols"], "confidence": grid["confidence"],
-            "text_source": record["text_source"], "is_complex": record["flags"]["is_complex"],
-            "needs_vision": record["flags"]["needs_vision"], "score": record["flags"]["score"],
-            "reasons": record["flags"]["reasons"], "files": keys}
+    return {
+        "table_id": record["table_id"],
+        "page": record["page"],
+        "bbox": record["bbox"],
+        "n_rows": grid["n_rows"],
+        "n_cols": grid["n_cols"],
+        "confidence": grid["confidence"],
+        "text_source": record["text_source"],
+        "is_complex": record["flags"]["is_complex"],
+        "needs_vision": record["flags"]["needs_vision"],
+        "score": record["flags"]["score"],
+        "reasons": record["flags"]["reasons"],
+        "files": keys,
+    }
 
 
 def _bad_input_doc_id(path: Path) -> str:
@@ -332,14 +426,17 @@ def _bad_input_doc_id(path: Path) -> str:
         return "x" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:15]
 
 
-def doc_id_for(sha256: str) -> str:
-    return sha256[:16]
-
-
-def extract_document(path: Path, *, stages: Stages | Callable[[], Stages], storage: Storage,
-                     settings: Settings, pages: str | None = None, dpi: int | None = None,
-                     on_page: Callable[[PageResult], None] | None = None,
-                     on_start: Callable[[int], None] | None = None) -> dict[str, Any]:
+def extract_document(
+    path: Path,
+    *,
+    stages: Stages | Callable[[], Stages],
+    storage: Storage,
+    settings: Settings,
+    pages: str | None = None,
+    dpi: int | None = None,
+    on_page: Callable[[PageResult], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """Run one document in process and write its manifest; bad input gives a failed manifest."""
     started = time.time()
     dpi = dpi or settings.dpi
@@ -350,9 +447,19 @@ def extract_document(path: Path, *, stages: Stages | Callable[[], Stages], stora
     except (InputError, ValueError) as exc:
         reason = exc.reason if isinstance(exc, InputError) else str(exc)
         doc_id = _bad_input_doc_id(path)
-        manifest = build_manifest(doc_id=doc_id, source=path.name, sha256=None, kind=None, page_count=0,
-                                  pages=[], page_records=[], errors=[{"reason": reason}], models={},
-                                  options=options, started=started)
+        manifest = build_manifest(
+            doc_id=doc_id,
+            source=path.name,
+            sha256=None,
+            kind=None,
+            page_count=0,
+            pages=[],
+            page_records=[],
+            errors=[{"reason": reason}],
+            models={},
+            options=options,
+            started=started,
+        )
         storage.put_json(manifest_key(doc_id), manifest)
         return manifest
     doc_id = doc_id_for(doc.sha256)
@@ -363,8 +470,9 @@ def extract_document(path: Path, *, stages: Stages | Callable[[], Stages], stora
     records: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
     try:
-        for result in process_pages(doc, page_list, doc_id=doc_id, stages=active, storage=storage,
-                                    settings=settings, dpi=dpi):
+        for result in process_pages(
+            doc, page_list, doc_id=doc_id, stages=active, storage=storage, settings=settings, dpi=dpi
+        ):
             records.append(result.record())
             if on_page:
                 on_page(result)
@@ -373,9 +481,19 @@ def extract_document(path: Path, *, stages: Stages | Callable[[], Stages], stora
     except Exception as exc:  # a bug or a model failure must not take the other documents down
         logger.exception("document %s failed", doc_id)
         errors.append({"reason": f"internal error: {type(exc).__name__}: {exc}"})
-    manifest = build_manifest(doc_id=doc_id, source=path.name, sha256=doc.sha256, kind=doc.kind,
-                              page_count=doc.page_count, pages=page_list, page_records=records,
-                              errors=errors, models=active.models(), options=options, started=started)
+    manifest = build_manifest(
+        doc_id=doc_id,
+        source=path.name,
+        sha256=doc.sha256,
+        kind=doc.kind,
+        page_count=doc.page_count,
+        pages=page_list,
+        page_records=records,
+        errors=errors,
+        models=active.models(),
+        options=options,
+        started=started,
+    )
     if settings.link_continued_tables:
         manifest = attach_logical_tables(manifest, storage, tolerance=settings.continuation_column_tolerance)
     storage.put_json(manifest_key(doc_id), manifest)

@@ -28,8 +28,11 @@ class Settings(BaseSettings):
     structure_model: str = Field(DEFAULT_STRUCTURE_MODEL, description="hub id[@revision] or local folder")
     models_dir: Path | None = Field(None, description="folder made by `tablesight models download`, searched first")
     device: str = Field("auto", description="auto, cpu, cuda or cuda:N")
-    torch_threads: int = Field(0, description="intra-op threads for torch on CPU; 0 = auto: the usable cores "
-                               "shared out among PIPELINE_LANES (1 each on 2 cores)")
+    torch_threads: int = Field(
+        0,
+        description="intra-op threads for torch on CPU; 0 = auto: the usable cores "
+        "shared out among PIPELINE_LANES (1 each on 2 cores)",
+    )
     detection_batch_size: int = Field(4, ge=1, description="pages per detection batch (also pages rendered at once)")
     structure_batch_size: int = Field(8, ge=1, description="table crops per structure batch")
     half_precision: bool = Field(True, description="bf16/fp16 on CUDA; CPU always runs fp32")
@@ -45,9 +48,13 @@ class Settings(BaseSettings):
     threshold_row: float = Field(0.5, ge=0, le=1, description="min score for `table row`")
     threshold_column: float = Field(0.5, ge=0, le=1, description="min score for `table column`")
     threshold_column_header: float = Field(0.5, ge=0, le=1, description="min score for `table column header`")
-    threshold_projected_row_header: float = Field(0.5, ge=0, le=1, description="min score for `table projected row header`")
+    threshold_projected_row_header: float = Field(
+        0.5, ge=0, le=1, description="min score for `table projected row header`"
+    )
     threshold_spanning_cell: float = Field(0.5, ge=0, le=1, description="min score for `table spanning cell`")
-    duplicate_overlap: float = Field(0.5, ge=0, le=1, description="rows (columns) whose IoU along their axis exceeds this are duplicates")
+    duplicate_overlap: float = Field(
+        0.5, ge=0, le=1, description="rows (columns) whose IoU along their axis exceeds this are duplicates"
+    )
 
     # --- rendering and input limits -----------------------------------------
     dpi: int = Field(200, ge=36, le=1200, description="PDF render resolution")
@@ -67,9 +74,12 @@ class Settings(BaseSettings):
     result_backend: str | None = Field(None, description="Celery result backend; default: BROKER_URL")
 
     # --- queue: jobs, routing, reliability (worker.queue) -------------------
-    job_state_url: str | None = Field(None, description="Redis URL for job state (status, progress); default: BROKER_URL")
-    job_key_prefix: str = Field("tablesight", pattern=r"^[A-Za-z0-9_.-]+$",
-                                description="prefix of the job-state keys in Redis")
+    job_state_url: str | None = Field(
+        None, description="Redis URL for job state (status, progress); default: BROKER_URL"
+    )
+    job_key_prefix: str = Field(
+        "tablesight", pattern=r"^[A-Za-z0-9_.-]+$", description="prefix of the job-state keys in Redis"
+    )
     job_ttl_seconds: int = Field(7 * 24 * 3600, ge=60, description="how long job state stays in Redis")
     queue_docs: str = Field("docs", description="queue of document tasks (CPU: validate, fan out)")
     queue_pages: str = Field("pages", description="queue of page tasks (model work: render, detect, recognise)")
@@ -77,105 +87,188 @@ class Settings(BaseSettings):
     worker_queues: str = Field("docs,pages", description="queues `tablesight worker` consumes by default")
     pages_per_task: int = Field(1, ge=1, le=64, description="pages per page task (keep tasks page-sized)")
     visibility_timeout: int = Field(
-        90, ge=10, description="seconds Redis waits for a delivered task's ack before giving it to another "
-        "worker (a lost worker's pages re-run after this); must exceed TASK_TIME_LIMIT + RETRY_BACKOFF_MAX")
-    unacked_restore_interval: int = Field(5, ge=1, description="seconds between sweeps that re-queue tasks "
-                                                              "past the visibility timeout")
-    task_soft_time_limit: int = Field(50, ge=1, description="seconds before a task is asked to stop "
-                                                           "(the page then fails with a clear reason)")
+        90,
+        ge=10,
+        description="seconds Redis waits for a delivered task's ack before giving it to another "
+        "worker (a lost worker's pages re-run after this); must exceed TASK_TIME_LIMIT + RETRY_BACKOFF_MAX",
+    )
+    unacked_restore_interval: int = Field(
+        5, ge=1, description="seconds between sweeps that re-queue tasks past the visibility timeout"
+    )
+    task_soft_time_limit: int = Field(
+        50, ge=1, description="seconds before a task is asked to stop (the page then fails with a clear reason)"
+    )
     task_time_limit: int = Field(60, ge=2, description="seconds before a task's process is killed")
-    task_max_retries: int = Field(5, ge=0, description="retries of a task after transient errors "
-                                                       "(storage, broker); then its pages fail")
+    task_max_retries: int = Field(
+        5, ge=0, description="retries of a task after transient errors (storage, broker); then its pages fail"
+    )
     retry_backoff_base: float = Field(1.0, gt=0, description="first retry delay in seconds (doubles each time)")
     retry_backoff_max: float = Field(20.0, gt=0, description="longest retry delay in seconds (with jitter)")
-    max_page_crashes: int = Field(3, ge=0, description="times a page's task may die mid-run (process killed, "
-                                                       "node lost) before the page is failed, not run again")
+    max_page_crashes: int = Field(
+        3,
+        ge=0,
+        description="times a page's task may die mid-run (process killed, "
+        "node lost) before the page is failed, not run again",
+    )
     worker_max_tasks_per_child: int = Field(500, ge=1, description="recycle a worker process after this many tasks")
-    worker_max_memory_per_child: int = Field(4_000_000, ge=50_000, description="recycle a worker process after "
-                                             "a task leaves its resident memory above this (KiB)")
-    worker_proc_alive_timeout: float = Field(30.0, gt=0, description="seconds a new worker process may take "
-                                                                     "to start (model loading included when "
-                                                                     "PRELOAD_MODELS is on)")
-    preload_models: bool = Field(False, description="load the models when a worker process starts rather than "
-                                                    "in its first page task (for model-queue workers; keeps "
-                                                    "load time out of the task time limits)")
+    worker_max_memory_per_child: int = Field(
+        4_000_000,
+        ge=50_000,
+        description="recycle a worker process after a task leaves its resident memory above this (KiB)",
+    )
+    worker_proc_alive_timeout: float = Field(
+        30.0,
+        gt=0,
+        description="seconds a new worker process may take to start (model loading included when PRELOAD_MODELS is on)",
+    )
+    preload_models: bool = Field(
+        False,
+        description="load the models when a worker process starts rather than "
+        "in its first page task (for model-queue workers; keeps "
+        "load time out of the task time limits)",
+    )
     result_expires: int = Field(24 * 3600, ge=60, description="seconds Celery keeps task results")
     work_dir: Path | None = Field(None, description="folder for downloaded inputs on workers; default: system temp")
-    input_cache_files: int = Field(4, ge=1, description="downloaded inputs a worker process keeps for the "
-                                                       "next page tasks of the same document")
-    test_page_delay: float = Field(0.0, ge=0, description="TEST HOOK, never set in production: seconds a page "
-                                                          "task sleeps per page before working (makes "
-                                                          "'mid-task' deterministic in crash tests)")
+    input_cache_files: int = Field(
+        4, ge=1, description="downloaded inputs a worker process keeps for the next page tasks of the same document"
+    )
+    test_page_delay: float = Field(
+        0.0,
+        ge=0,
+        description="TEST HOOK, never set in production: seconds a page "
+        "task sleeps per page before working (makes "
+        "'mid-task' deterministic in crash tests)",
+    )
 
     # --- retrieval: captions, notes, continued tables, chunks (issue 6) --------
-    context_capture: bool = Field(True, description="capture each table's caption (above) and notes (below) "
-                                                    "from the page text, or by OCR of page strips on scans")
-    context_strip_inches: float = Field(1.2, gt=0, le=11, description="height of the page strips above and below "
-                                                                     "a table that are OCR'd for caption and notes")
-    context_max_gap: float = Field(2.5, gt=0, description="farthest a caption or note may sit from its table, "
-                                                          "in text line heights")
-    caption_max_lines: int = Field(3, ge=0, description="longest caption taken when it does not start like "
-                                                        "'Table N'")
-    notes_max_lines: int = Field(4, ge=0, description="longest notes block taken when it does not start like "
-                                                      "'Note' or 'Source'")
-    link_continued_tables: bool = Field(True, description="link tables continued on the next page and store "
-                                                          "them merged (<doc_id>/logical/)")
-    continuation_column_tolerance: float = Field(0.03, ge=0, le=1, description="largest column position "
-                                                 "difference between parts of one table, as a share of page width")
+    context_capture: bool = Field(
+        True,
+        description="capture each table's caption (above) and notes (below) "
+        "from the page text, or by OCR of page strips on scans",
+    )
+    context_strip_inches: float = Field(
+        1.2,
+        gt=0,
+        le=11,
+        description="height of the page strips above and below a table that are OCR'd for caption and notes",
+    )
+    context_max_gap: float = Field(
+        2.5, gt=0, description="farthest a caption or note may sit from its table, in text line heights"
+    )
+    caption_max_lines: int = Field(3, ge=0, description="longest caption taken when it does not start like 'Table N'")
+    notes_max_lines: int = Field(
+        4, ge=0, description="longest notes block taken when it does not start like 'Note' or 'Source'"
+    )
+    link_continued_tables: bool = Field(
+        True, description="link tables continued on the next page and store them merged (<doc_id>/logical/)"
+    )
+    continuation_column_tolerance: float = Field(
+        0.03,
+        ge=0,
+        le=1,
+        description="largest column position difference between parts of one table, as a share of page width",
+    )
     chunk_max_tokens: int = Field(512, ge=16, description="default token budget of a chunk (`tablesight chunks`)")
 
     # --- vision reader and hard-table flags (models.vision, worker.vision, worker.core.flags) ---
     vision_backend: Literal["openai", "transformers"] = Field(
-        "openai", description="openai: an OpenAI-compatible server (vLLM, llama.cpp, Ollama, TGI); "
-        "transformers: a local image-text-to-text model in the worker process")
-    vision_model: str = Field("", description="transformers: hub id[@revision] or local folder (empty: the "
-                              "default CPU or GPU model for the device); openai: the served model name (required)")
+        "openai",
+        description="openai: an OpenAI-compatible server (vLLM, llama.cpp, Ollama, TGI); "
+        "transformers: a local image-text-to-text model in the worker process",
+    )
+    vision_model: str = Field(
+        "",
+        description="transformers: hub id[@revision] or local folder (empty: the "
+        "default CPU or GPU model for the device); openai: the served model name (required)",
+    )
     vision_url: str = Field("http://localhost:8000/v1", description="base URL of an OpenAI-compatible server")
     vision_api_key: str = Field("", description="API key for the vision server, if it needs one")
     vision_max_new_tokens: int = Field(2048, ge=16, description="longest answer, in tokens (a 30x8 table is ~1500)")
     vision_temperature: float = Field(0.0, ge=0, le=2, description="sampling temperature; 0 = greedy (repeatable)")
-    vision_max_image_side: int = Field(1536, ge=0, description="crops with a longer side are downscaled before "
-                                       "sending (0 = never); bounds tokens and request size")
+    vision_max_image_side: int = Field(
+        1536,
+        ge=0,
+        description="crops with a longer side are downscaled before "
+        "sending (0 = never); bounds tokens and request size",
+    )
     vision_timeout: float = Field(60.0, gt=0, description="seconds per request to the vision server")
-    vision_retries: int = Field(2, ge=0, le=10, description="retries of a request after a timeout, connection "
-                                "error, 429 or 5xx")
+    vision_retries: int = Field(
+        2, ge=0, le=10, description="retries of a request after a timeout, connection error, 429 or 5xx"
+    )
     vision_retry_backoff: float = Field(1.0, ge=0, description="first retry delay in seconds (doubles each time)")
     vision_retry_backoff_max: float = Field(10.0, ge=0, description="longest retry delay in seconds")
     vision_max_answer_chars: int = Field(200_000, ge=1000, description="longer answers are cut (and stored cut)")
-    vision_task_time_limit: int | None = Field(None, ge=2, description="seconds before a vision task is killed "
-                                               "(default TASK_TIME_LIMIT); VISIBILITY_TIMEOUT must exceed it")
-    vision_auto_read: bool = Field(False, description="after extraction, read every needs_vision table (in "
-                                   "process for `extract`; as vision tasks through the queue)")
-    flag_weights: dict[str, float] = Field(default_factory=dict, description="weight per hard-table rule, JSON, "
-                                           "merged over the defaults, e.g. {\"rotated\": 1, \"repairs\": 0}; "
-                                           "rules: no_structure, spanning_cells, multi_row_header, "
-                                           "projected_row_headers, low_confidence, low_ocr_confidence, rotated, "
-                                           "many_empty_cells, repairs")
-    flag_threshold: float = Field(1.0, description="score (sum of fired rules' weights) at which a table "
-                                  "needs_vision; 0 = every table")
-    flag_low_confidence: float = Field(0.6, ge=0, le=1, description="structure confidence below this fires "
-                                       "low_confidence")
-    flag_low_ocr_confidence: float = Field(0.6, ge=0, le=1, description="mean OCR word confidence below this "
-                                           "fires low_ocr_confidence")
-    flag_empty_fraction: float = Field(0.5, ge=0, le=1, description="a larger share of empty slots fires "
-                                       "many_empty_cells")
+    vision_task_time_limit: int | None = Field(
+        None,
+        ge=2,
+        description="seconds before a vision task is killed "
+        "(default TASK_TIME_LIMIT); VISIBILITY_TIMEOUT must exceed it",
+    )
+    vision_auto_read: bool = Field(
+        False,
+        description="after extraction, read every needs_vision table (in "
+        "process for `extract`; as vision tasks through the queue)",
+    )
+    flag_weights: dict[str, float] = Field(
+        default_factory=dict,
+        description="weight per hard-table rule, JSON, "
+        'merged over the defaults, e.g. {"rotated": 1, "repairs": 0}; '
+        "rules: no_structure, spanning_cells, multi_row_header, "
+        "projected_row_headers, low_confidence, low_ocr_confidence, rotated, "
+        "many_empty_cells, repairs",
+    )
+    flag_threshold: float = Field(
+        1.0, description="score (sum of fired rules' weights) at which a table needs_vision; 0 = every table"
+    )
+    flag_low_confidence: float = Field(
+        0.6, ge=0, le=1, description="structure confidence below this fires low_confidence"
+    )
+    flag_low_ocr_confidence: float = Field(
+        0.6, ge=0, le=1, description="mean OCR word confidence below this fires low_ocr_confidence"
+    )
+    flag_empty_fraction: float = Field(
+        0.5, ge=0, le=1, description="a larger share of empty slots fires many_empty_cells"
+    )
 
     # --- throughput: overlap, threads, batching (worker.pipeline, tablesight bench; issue 7) ---
-    pipeline_lanes: int = Field(2, ge=1, le=16, description="page groups in flight at once, each making its own "
-                                "model calls while the other renders, reads text or writes (CPU: TORCH_THREADS "
-                                "auto shares the cores out among them); 1 = one group after another")
-    cpu_workers: int = Field(0, ge=0, description="threads that render pages and OCR crops beside the models "
-                             "(each drives a pdftoppm or tesseract subprocess); 0 = the usable cores the busy "
-                             "lanes leave, at least 1")
-    ocr_threads: int = Field(1, ge=0, description="OpenMP threads per tesseract process (OMP_THREAD_LIMIT): 1 reads "
-                             "the same words with ~1/3 of the CPU of the default; 0 = tesseract's default (all cores)")
-    cpu_batch_size: int = Field(1, ge=0, description="largest model batch on CPU, where batching saves nothing (4 "
-                                "pages in one batch measured ~30% more CPU than 4 single pages); 0 = no cap. On GPU "
-                                "DETECTION/STRUCTURE_BATCH_SIZE apply: raise them there (e.g. 16 and 32)")
-    channels_last: bool = Field(True, description="run the models' convolutions in NHWC layout (~10% less CPU per "
-                                "crop; outputs equal to ~1e-6, same HTML on the bench corpus)")
-    bench_dir: Path | None = Field(None, description="where `tablesight bench` keeps the random-weight models it "
-                                   "builds; default: ~/.cache/tablesight/bench")
+    pipeline_lanes: int = Field(
+        2,
+        ge=1,
+        le=16,
+        description="page groups in flight at once, each making its own "
+        "model calls while the other renders, reads text or writes (CPU: TORCH_THREADS "
+        "auto shares the cores out among them); 1 = one group after another",
+    )
+    cpu_workers: int = Field(
+        0,
+        ge=0,
+        description="threads that render pages and OCR crops beside the models "
+        "(each drives a pdftoppm or tesseract subprocess); 0 = the usable cores the busy "
+        "lanes leave, at least 1",
+    )
+    ocr_threads: int = Field(
+        1,
+        ge=0,
+        description="OpenMP threads per tesseract process (OMP_THREAD_LIMIT): 1 reads "
+        "the same words with ~1/3 of the CPU of the default; 0 = tesseract's default (all cores)",
+    )
+    cpu_batch_size: int = Field(
+        1,
+        ge=0,
+        description="largest model batch on CPU, where batching saves nothing (4 "
+        "pages in one batch measured ~30% more CPU than 4 single pages); 0 = no cap. On GPU "
+        "DETECTION/STRUCTURE_BATCH_SIZE apply: raise them there (e.g. 16 and 32)",
+    )
+    channels_last: bool = Field(
+        True,
+        description="run the models' convolutions in NHWC layout (~10% less CPU per "
+        "crop; outputs equal to ~1e-6, same HTML on the bench corpus)",
+    )
+    bench_dir: Path | None = Field(
+        None,
+        description="where `tablesight bench` keeps the random-weight models it "
+        "builds; default: ~/.cache/tablesight/bench",
+    )
 
     log_level: str = Field("INFO", description="DEBUG, INFO, WARNING or ERROR")
 
@@ -191,8 +284,10 @@ class Settings(BaseSettings):
         if self.task_soft_time_limit >= self.task_time_limit:
             raise ValueError("TASK_SOFT_TIME_LIMIT must be below TASK_TIME_LIMIT")
         if self.task_time_limit + self.retry_backoff_max >= self.visibility_timeout:
-            raise ValueError("VISIBILITY_TIMEOUT must exceed TASK_TIME_LIMIT + RETRY_BACKOFF_MAX, "
-                             "else long or retried tasks run twice")
+            raise ValueError(
+                "VISIBILITY_TIMEOUT must exceed TASK_TIME_LIMIT + RETRY_BACKOFF_MAX, "
+                "else long or retried tasks run twice"
+            )
         return self
 
     @model_validator(mode="after")
@@ -201,18 +296,23 @@ class Settings(BaseSettings):
         self.flag_rules()
         limit = self.vision_task_time_limit
         if limit is not None and limit + self.retry_backoff_max >= self.visibility_timeout:
-            raise ValueError("VISIBILITY_TIMEOUT must exceed VISION_TASK_TIME_LIMIT + RETRY_BACKOFF_MAX, "
-                             "else slow vision reads run twice")
+            raise ValueError(
+                "VISIBILITY_TIMEOUT must exceed VISION_TASK_TIME_LIMIT + RETRY_BACKOFF_MAX, "
+                "else slow vision reads run twice"
+            )
         return self
 
     def flag_rules(self) -> FlagRules:
         """The hard-table rules (weights merged over the defaults) the pipeline flags tables with."""
         from worker.core.flags import DEFAULT_WEIGHTS, FlagRules
 
-        return FlagRules(weights={**DEFAULT_WEIGHTS, **self.flag_weights}, threshold=self.flag_threshold,
-                         low_confidence=self.flag_low_confidence,
-                         low_ocr_confidence=self.flag_low_ocr_confidence,
-                         empty_fraction=self.flag_empty_fraction)
+        return FlagRules(
+            weights={**DEFAULT_WEIGHTS, **self.flag_weights},
+            threshold=self.flag_threshold,
+            low_confidence=self.flag_low_confidence,
+            low_ocr_confidence=self.flag_low_ocr_confidence,
+            empty_fraction=self.flag_empty_fraction,
+        )
 
     def thresholds(self) -> dict[str, float]:
         """Score threshold per structure label, as the core's reconstruction takes them."""

@@ -21,17 +21,24 @@ from worker.inputs import Document
 
 log = logging.getLogger(__name__)
 
-_LIGATURES = {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
-              "\ufb05": "st", "\ufb06": "st"}
-_GAP = 0.25      # a gap wider than this many em between glyphs starts a new word
-_OVERLAP = 0.5   # glyphs on one line overlap across the reading direction by at least this much
+_LIGATURES = {
+    "\ufb00": "ff",
+    "\ufb01": "fi",
+    "\ufb02": "fl",
+    "\ufb03": "ffi",
+    "\ufb04": "ffl",
+    "\ufb05": "st",
+    "\ufb06": "st",
+}
+_GAP = 0.25  # a gap wider than this many em between glyphs starts a new word
+_OVERLAP = 0.5  # glyphs on one line overlap across the reading direction by at least this much
 
 
 @dataclass(slots=True)
 class _Glyph:
     text: str
-    box: BBox        # device pixels
-    vertical: bool   # reads top-down or bottom-up on the rendered page
+    box: BBox  # device pixels
+    vertical: bool  # reads top-down or bottom-up on the rendered page
 
 
 def pdf_words(document: Document, page_no: int, dpi: int) -> list[Word]:
@@ -168,6 +175,10 @@ def _continues(a: _Glyph, b: _Glyph) -> bool:
 
 
 def _word(glyphs: list[_Glyph]) -> Word:
-    box = (min(g.box[0] for g in glyphs), min(g.box[1] for g in glyphs),
-           max(g.box[2] for g in glyphs), max(g.box[3] for g in glyphs))
+    box = (
+        min(g.box[0] for g in glyphs),
+        min(g.box[1] for g in glyphs),
+        max(g.box[2] for g in glyphs),
+        max(g.box[3] for g in glyphs),
+    )
     return Word("".join(g.text for g in glyphs), tuple(round(v, 2) for v in box))  # type: ignore[arg-type]

@@ -46,5 +46,14 @@ def load_reader(settings: Settings, backend: str | None = None) -> VisionReader:
     raise VisionError(f"unknown vision backend {backend!r}; use one of: {', '.join(BACKENDS)}")
 
 
-__all__ = ["BACKENDS", "DEFAULT_CPU_MODEL", "DEFAULT_GPU_MODEL", "VisionAnswer", "VisionError", "VisionReader",
-           "load_reader", "model_name", "prepare_image"]
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_CPU_MODEL",
+    "DEFAULT_GPU_MODEL",
+    "VisionAnswer",
+    "VisionError",
+    "VisionReader",
+    "load_reader",
+    "model_name",
+    "prepare_image",
+]

@@ -39,8 +39,19 @@ class TransformersReader:
 
     backend = "transformers"
 
-    def __init__(self, model: Any, processor: Any, *, model_id: str, revision: str | None, device: str,
-                 dtype: torch.dtype, max_new_tokens: int, temperature: float, max_image_side: int) -> None:
+    def __init__(
+        self,
+        model: Any,
+        processor: Any,
+        *,
+        model_id: str,
+        revision: str | None,
+        device: str,
+        dtype: torch.dtype,
+        max_new_tokens: int,
+        temperature: float,
+        max_image_side: int,
+    ) -> None:
         self.hf_model = model
         self.processor = processor
         self.model = model_id
@@ -54,8 +65,17 @@ class TransformersReader:
         self._drop = [k for k in ("token_type_ids",) if k not in params]  # processors add keys some models refuse
 
     @classmethod
-    def load(cls, ref: str, *, models_dir: Any = None, device: str = "auto", half_precision: bool = True,
-             max_new_tokens: int = 2048, temperature: float = 0.0, max_image_side: int = 1536) -> TransformersReader:
+    def load(
+        cls,
+        ref: str,
+        *,
+        models_dir: Any = None,
+        device: str = "auto",
+        half_precision: bool = True,
+        max_new_tokens: int = 2048,
+        temperature: float = 0.0,
+        max_image_side: int = 1536,
+    ) -> TransformersReader:
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
         resolved = weights.resolve(ref, models_dir)
@@ -74,16 +94,25 @@ class TransformersReader:
             raise VisionError(f"model {ref!r} has no chat template: the prompt cannot be built for it")
         model = model.to(target).eval()
         logger.info("loaded vision model %s (revision %s) on %s as %s", ref, resolved.revision, target, dtype)
-        return cls(model, processor, model_id=resolved.hub_id or resolved.path_or_id, revision=resolved.revision,
-                   device=target, dtype=dtype, max_new_tokens=max_new_tokens, temperature=temperature,
-                   max_image_side=max_image_side)
+        return cls(
+            model,
+            processor,
+            model_id=resolved.hub_id or resolved.path_or_id,
+            revision=resolved.revision,
+            device=target,
+            dtype=dtype,
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            max_image_side=max_image_side,
+        )
 
     def read(self, image: Image.Image, prompt: str, *, deadline: float | None = None) -> VisionAnswer:
         messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": prompt}]}]
         try:
             text = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-            inputs = self.processor(images=[prepare_image(image, self.max_image_side)], text=[text],
-                                    return_tensors="pt")
+            inputs = self.processor(
+                images=[prepare_image(image, self.max_image_side)], text=[text], return_tensors="pt"
+            )
         except (ValueError, TypeError, KeyError) as exc:
             raise VisionError(f"the processor of {self.model} could not prepare the crop: {exc}") from exc
         for key in self._drop:
@@ -122,13 +151,25 @@ def _eos_ids(model: Any) -> set[int]:
 
 def load_transformers_reader(settings: Settings, model: str) -> TransformersReader:
     """The reader for these settings, loaded once per process and reused."""
-    key = (model, str(settings.models_dir), settings.device, settings.half_precision, settings.vision_max_new_tokens,
-           settings.vision_temperature, settings.vision_max_image_side)
+    key = (
+        model,
+        str(settings.models_dir),
+        settings.device,
+        settings.half_precision,
+        settings.vision_max_new_tokens,
+        settings.vision_temperature,
+        settings.vision_max_image_side,
+    )
     with _LOCK:
         if key not in _CACHE:
             configure_threads(settings.torch_threads)
             _CACHE[key] = TransformersReader.load(
-                model, models_dir=settings.models_dir, device=settings.device,
-                half_precision=settings.half_precision, max_new_tokens=settings.vision_max_new_tokens,
-                temperature=settings.vision_temperature, max_image_side=settings.vision_max_image_side)
+                model,
+                models_dir=settings.models_dir,
+                device=settings.device,
+                half_precision=settings.half_precision,
+                max_new_tokens=settings.vision_max_new_tokens,
+                temperature=settings.vision_temperature,
+                max_image_side=settings.vision_max_image_side,
+            )
         return _CACHE[key]

@@ -36,9 +36,20 @@ class OpenAIReader:
 
     backend = "openai"
 
-    def __init__(self, base_url: str, model: str, *, api_key: str = "", timeout: float = 60.0,
-                 retries: int = 2, backoff: float = 1.0, backoff_max: float = 10.0, max_tokens: int = 2048,
-                 temperature: float = 0.0, max_image_side: int = 1536) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str = "",
+        timeout: float = 60.0,
+        retries: int = 2,
+        backoff: float = 1.0,
+        backoff_max: float = 10.0,
+        max_tokens: int = 2048,
+        temperature: float = 0.0,
+        max_image_side: int = 1536,
+    ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise VisionError(f"vision URL {base_url!r} must start with http:// or https://")
         self.url = base_url.rstrip("/") + "/chat/completions"
@@ -54,19 +65,32 @@ class OpenAIReader:
 
     @classmethod
     def from_settings(cls, s: Settings, model: str) -> OpenAIReader:
-        return cls(s.vision_url, model, api_key=s.vision_api_key, timeout=s.vision_timeout,
-                   retries=s.vision_retries, backoff=s.vision_retry_backoff, backoff_max=s.vision_retry_backoff_max,
-                   max_tokens=s.vision_max_new_tokens, temperature=s.vision_temperature,
-                   max_image_side=s.vision_max_image_side)
+        return cls(
+            s.vision_url,
+            model,
+            api_key=s.vision_api_key,
+            timeout=s.vision_timeout,
+            retries=s.vision_retries,
+            backoff=s.vision_retry_backoff,
+            backoff_max=s.vision_retry_backoff_max,
+            max_tokens=s.vision_max_new_tokens,
+            temperature=s.vision_temperature,
+            max_image_side=s.vision_max_image_side,
+        )
 
     def request_body(self, image: Image.Image, prompt: str) -> dict[str, Any]:
         data = base64.b64encode(png_bytes(prepare_image(image, self.max_image_side))).decode("ascii")
         return {
             "model": self.model,
-            "messages": [{"role": "user", "content": [
-                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}},
-                {"type": "text", "text": prompt},
-            ]}],
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}},
+                        {"type": "text", "text": prompt},
+                    ],
+                }
+            ],
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
         }
@@ -79,8 +103,9 @@ class OpenAIReader:
             if deadline is not None:
                 timeout = min(timeout, deadline - time.monotonic())
                 if timeout <= 0:
-                    raise VisionError(f"read deadline passed before attempt {attempt} ({last or 'no answer'})",
-                                      transient=True)
+                    raise VisionError(
+                        f"read deadline passed before attempt {attempt} ({last or 'no answer'})", transient=True
+                    )
             try:
                 reply = self._post(body, timeout)
             except _Retryable as exc:
@@ -113,7 +138,7 @@ class OpenAIReader:
             if exc.code in _RETRY_STATUS:
                 raise _Retryable(f"HTTP {exc.code}{detail}", _retry_after(exc)) from exc
             raise VisionError(f"vision server {self.url} refused the request: HTTP {exc.code}{detail}") from exc
-        except (TimeoutError, socket.timeout) as exc:
+        except TimeoutError as exc:
             raise _Retryable(f"no answer within {timeout:.1f}s") from exc
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, (TimeoutError, socket.timeout)):
@@ -163,9 +188,12 @@ def _parse_reply(raw: bytes) -> VisionAnswer:
     if not isinstance(content, str):
         content = ""
     usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
-    return VisionAnswer(text=content, prompt_tokens=_int(usage.get("prompt_tokens")),
-                        completion_tokens=_int(usage.get("completion_tokens")),
-                        finish_reason=choice.get("finish_reason"))
+    return VisionAnswer(
+        text=content,
+        prompt_tokens=_int(usage.get("prompt_tokens")),
+        completion_tokens=_int(usage.get("completion_tokens")),
+        finish_reason=choice.get("finish_reason"),
+    )
 
 
 def _int(value: Any) -> int | None:

@@ -1,4 +1,4 @@
-"""`tablesight bench`: pages per second of the pipeline against the naive loop (worker.bench)."""
+"""`tablesight bench`: pages per second of the pipeline against the naive loop (worker.devtools.bench)."""
 
 from __future__ import annotations
 
@@ -9,27 +9,42 @@ from pathlib import Path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="measure pages/s of the pipeline against the naive loop",
-                       description="Run the pipeline and the naive loop (page by page, batch 1, fp32, no overlap) "
-                                   "on the same pages and models, interleaved, and report pages/s, seconds per "
-                                   "stage, peak memory and whether their outputs are identical (exit 1 if any HTML "
-                                   "differs or JSON differs beyond raw-model-number noise; on GPU, HALF_PRECISION's "
-                                   "bf16 may do that with real weights).")
+    p = sub.add_parser(
+        "bench",
+        help="measure pages/s of the pipeline against the naive loop",
+        description="Run the pipeline and the naive loop (page by page, batch 1, fp32, no overlap) "
+        "on the same pages and models, interleaved, and report pages/s, seconds per "
+        "stage, peak memory and whether their outputs are identical (exit 1 if any HTML "
+        "differs or JSON differs beyond raw-model-number noise; on GPU, HALF_PRECISION's "
+        "bf16 may do that with real weights).",
+    )
     p.add_argument("--pages", type=int, default=6, help="generated scanned pages, 1-2 tables each (default 6)")
     p.add_argument("--input", type=Path, metavar="DIR", help="a folder of PDFs to use instead of generated pages")
-    p.add_argument("--models", choices=("auto", "random", "real"), default="auto",
-                   help="random: full-size random-weight models (cached); real: the model settings; "
-                        "auto: real when the model settings resolve to local folders")
+    p.add_argument(
+        "--models",
+        choices=("auto", "random", "real"),
+        default="auto",
+        help="random: full-size random-weight models (cached); real: the model settings; "
+        "auto: real when the model settings resolve to local folders",
+    )
     p.add_argument("--size", choices=("full", "tiny"), default="full", help="random models' size (tiny: tests, CI)")
-    p.add_argument("--answers", choices=("auto", "oracle", "model"), default="auto",
-                   help="oracle: models run, then the ground truth stands in for their answers (random weights "
-                        "on generated pages, the default there); model: the models' own answers")
+    p.add_argument(
+        "--answers",
+        choices=("auto", "oracle", "model"),
+        default="auto",
+        help="oracle: models run, then the ground truth stands in for their answers (random weights "
+        "on generated pages, the default there); model: the models' own answers",
+    )
     p.add_argument("--rounds", type=int, default=1, help="timed runs of each variant, interleaved (median reported)")
     p.add_argument("--variants", default="naive,fast", help="comma-separated: naive, fast")
     p.add_argument("--rss", action="store_true", help="also run each variant alone in a fresh process for its peak RSS")
-    p.add_argument("--batch-sizes", default="", metavar="B,...",
-                   help="also run the pipeline with these detection/structure batch sizes (GPU: e.g. 1,8,32 "
-                        "with --pages >= 2 x the largest, so each of the 2 lanes fills a batch)")
+    p.add_argument(
+        "--batch-sizes",
+        default="",
+        metavar="B,...",
+        help="also run the pipeline with these detection/structure batch sizes (GPU: e.g. 1,8,32 "
+        "with --pages >= 2 x the largest, so each of the 2 lanes fills a batch)",
+    )
     p.add_argument("--device", help="auto, cpu, cuda or cuda:N (default: TABLESIGHT_DEVICE)")
     p.add_argument("--json", metavar="OUT", help="write the report as JSON to OUT ('-': stdout, instead of the table)")
     p.add_argument("--keep", type=Path, metavar="DIR", help="copy the inputs and every run's outputs to DIR")
@@ -38,8 +53,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from worker.bench import VARIANTS, BenchOptions, run_bench
-    from worker.bench_report import format_report
+    from worker.devtools.bench import VARIANTS, BenchOptions, run_bench
+    from worker.devtools.bench_report import format_report
     from worker.settings import get_settings
 
     variants = tuple(v.strip() for v in args.variants.split(",") if v.strip())
@@ -54,9 +69,20 @@ def run(args: argparse.Namespace) -> int:
     if args.pages < 1 or args.rounds < 1 or any(b < 1 for b in batch_sizes):
         print("error: --pages, --rounds and batch sizes must be at least 1", file=sys.stderr)
         return 2
-    options = BenchOptions(pages=args.pages, input_dir=args.input, models=args.models, size=args.size,
-                           answers=args.answers, rounds=args.rounds, variants=variants, rss=args.rss,
-                           batch_sizes=batch_sizes, device=args.device, keep=args.keep, seed=args.seed)
+    options = BenchOptions(
+        pages=args.pages,
+        input_dir=args.input,
+        models=args.models,
+        size=args.size,
+        answers=args.answers,
+        rounds=args.rounds,
+        variants=variants,
+        rss=args.rss,
+        batch_sizes=batch_sizes,
+        device=args.device,
+        keep=args.keep,
+        seed=args.seed,
+    )
     report = run_bench(options, get_settings(), log=lambda m: print(f"bench: {m}", file=sys.stderr))
     if args.json and args.json != "-":
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

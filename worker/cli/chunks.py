@@ -15,14 +15,20 @@ from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("chunks", help="retrieval chunks of a stored document's tables (JSON lines)",
-                       description="Split each table into chunks within a token budget, by rows only, each "
-                                   "chunk repeating caption, column labels and units.")
+    p = sub.add_parser(
+        "chunks",
+        help="retrieval chunks of a stored document's tables (JSON lines)",
+        description="Split each table into chunks within a token budget, by rows only, each "
+        "chunk repeating caption, column labels and units.",
+    )
     p.add_argument("doc_id", metavar="DOC_ID", help="document id (folder name under the store)")
     p.add_argument("--max-tokens", type=int, help="token budget per chunk (default: TABLESIGHT_CHUNK_MAX_TOKENS)")
-    p.add_argument("--tokenizer", metavar="NAME",
-                   help="count tokens with this local transformers tokenizer (hub id in the local cache, or a "
-                        "folder); default: a built-in approximation (worker.core.chunks.approx_tokens)")
+    p.add_argument(
+        "--tokenizer",
+        metavar="NAME",
+        help="count tokens with this local transformers tokenizer (hub id in the local cache, or a "
+        "folder); default: a built-in approximation (worker.core.chunks.approx_tokens)",
+    )
     p.add_argument("--store", type=Path, help="local output folder (default: TABLESIGHT_STORAGE_URL)")
     p.add_argument("--out", type=Path, help="write the JSON lines here instead of stdout")
     p.set_defaults(func=run)
@@ -35,15 +41,19 @@ def token_counter(name: str | None):  # -> TokenCounter
     if not name:
         return approx_tokens
     if not _local(name):  # say so before paying for importing transformers
-        raise ValueError(f"tokenizer {name!r} is not available locally: give a folder or a hub id already in "
-                         "the local cache (nothing is downloaded), or omit --tokenizer")
+        raise ValueError(
+            f"tokenizer {name!r} is not available locally: give a folder or a hub id already in "
+            "the local cache (nothing is downloaded), or omit --tokenizer"
+        )
     try:
         from transformers import AutoTokenizer
 
         tok = AutoTokenizer.from_pretrained(name, local_files_only=True)
     except Exception as exc:  # missing files, unknown name, no transformers: all say the same to a user
-        raise ValueError(f"tokenizer {name!r} is not available locally ({type(exc).__name__}); "
-                         "give a folder or a name in the local cache, or omit --tokenizer") from exc
+        raise ValueError(
+            f"tokenizer {name!r} is not available locally ({type(exc).__name__}); "
+            "give a folder or a name in the local cache, or omit --tokenizer"
+        ) from exc
     return lambda text: len(tok.encode(text, add_special_tokens=False))
 
 
@@ -54,8 +64,10 @@ def _local(name: str) -> bool:
     try:
         from huggingface_hub import try_to_load_from_cache
 
-        return any(isinstance(try_to_load_from_cache(name, f), str)
-                   for f in ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model"))
+        return any(
+            isinstance(try_to_load_from_cache(name, f), str)
+            for f in ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
+        )
     except Exception:  # not a valid hub id, no hub library: not local
         return False
 
@@ -69,8 +81,15 @@ def document_chunks(storage: Any, doc_id: str, max_tokens: int, count: Any) -> l
     manifest = storage.get_json(manifest_key(doc_id))
     out = []
     for table in iter_logical_tables(storage, manifest):
-        for chunk in chunk_table(table.grid, table.serialisations, max_tokens, count, table_id=table.table_id,
-                                 pages=table.pages, row_pages=table.row_pages):
+        for chunk in chunk_table(
+            table.grid,
+            table.serialisations,
+            max_tokens,
+            count,
+            table_id=table.table_id,
+            pages=table.pages,
+            row_pages=table.row_pages,
+        ):
             out.append({"doc_id": doc_id, **chunk, "parts": table.parts})
     return out
 
@@ -105,6 +124,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     over = sum(1 for c in chunks if "over_budget" in c["flags"])
-    print(f"{len(chunks)} chunk(s) from {len({c['table_id'] for c in chunks})} table(s)"
-          + (f", {over} over the budget" if over else ""), file=sys.stderr)
+    print(
+        f"{len(chunks)} chunk(s) from {len({c['table_id'] for c in chunks})} table(s)"
+        + (f", {over} over the budget" if over else ""),
+        file=sys.stderr,
+    )
     return 0

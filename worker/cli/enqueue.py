@@ -11,17 +11,24 @@ from tqdm import tqdm
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("enqueue", help="submit documents to the workers (prints one job id per file)",
-                       description="Upload each file to storage and queue its job. The same file with the same "
-                                   "options gives the same job id (its result is reused) unless --force.")
+    p = sub.add_parser(
+        "enqueue",
+        help="submit documents to the workers (prints one job id per file)",
+        description="Upload each file to storage and queue its job. The same file with the same "
+        "options gives the same job id (its result is reused) unless --force.",
+    )
     p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="PDF, PNG, JPEG or TIFF files")
     p.add_argument("--wait", action="store_true", help="wait for the jobs to finish, with a progress bar")
     p.add_argument("--timeout", type=float, default=None, help="with --wait: give up after this many seconds")
     p.add_argument("--force", action="store_true", help="run again even if the same document was done before")
     p.add_argument("--pages", help="page ranges, e.g. 1-3,5,9- (default: all)")
     p.add_argument("--dpi", type=int, help="render resolution for PDFs (default: TABLESIGHT_DPI)")
-    p.add_argument("--tables", choices=("detect", "page"), default="detect",
-                   help="detect: find tables on each page; page: each page/image is one table crop")
+    p.add_argument(
+        "--tables",
+        choices=("detect", "page"),
+        default="detect",
+        help="detect: find tables on each page; page: each page/image is one table crop",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -72,11 +79,15 @@ def run(args: argparse.Namespace) -> int:
         st = states[job_id]
         if path in pending:
             failed += 1
-            print(f"error: {path}: {JobTimeout.__name__}: still {st['status']} after {args.timeout} s "
-                  f"(job {job_id})", file=sys.stderr)
+            print(
+                f"error: {path}: {JobTimeout.__name__}: still {st['status']} after {args.timeout} s (job {job_id})",
+                file=sys.stderr,
+            )
         elif st["status"] == "complete":
-            print(f"{path}: {st['tables'] or 0} table(s) on {st['pages_total']} page(s) -> {st['manifest']}",
-                  file=sys.stderr)
+            print(
+                f"{path}: {st['tables'] or 0} table(s) on {st['pages_total']} page(s) -> {st['manifest']}",
+                file=sys.stderr,
+            )
         else:
             failed += 1
             reasons = "; ".join(e["reason"] for e in st["errors"][:3])

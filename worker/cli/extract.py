@@ -11,19 +11,29 @@ from tqdm import tqdm
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("extract", help="run the pipeline in process on PDFs or images",
-                       description="Find tables, rebuild their structure and write HTML, crops and JSON.")
+    p = sub.add_parser(
+        "extract",
+        help="run the pipeline in process on PDFs or images",
+        description="Find tables, rebuild their structure and write HTML, crops and JSON.",
+    )
     p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="PDF, PNG, JPEG or TIFF files")
     p.add_argument("--out", type=Path, help="output folder (default: TABLESIGHT_STORAGE_URL)")
     p.add_argument("--pages", help="page ranges, e.g. 1-3,5,9- (default: all)")
     p.add_argument("--dpi", type=int, help="render resolution for PDFs (default: TABLESIGHT_DPI)")
     p.add_argument("--device", help="auto, cpu, cuda or cuda:N (default: TABLESIGHT_DEVICE)")
-    p.add_argument("--tables", choices=("detect", "page"), default="detect",
-                   help="detect: find tables on each page; page: each page/image is one table crop")
+    p.add_argument(
+        "--tables",
+        choices=("detect", "page"),
+        default="detect",
+        help="detect: find tables on each page; page: each page/image is one table crop",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    p.add_argument("--read-hard", action="store_true",
-                   help="then read every needs_vision table with the vision model, in process "
-                        "(default: TABLESIGHT_VISION_AUTO_READ)")
+    p.add_argument(
+        "--read-hard",
+        action="store_true",
+        help="then read every needs_vision table with the vision model, in process "
+        "(default: TABLESIGHT_VISION_AUTO_READ)",
+    )
     p.set_defaults(func=run)
 
 
@@ -59,10 +69,16 @@ def run(args: argparse.Namespace) -> int:
     for path in tqdm(args.files, desc="documents", unit="doc", disable=quiet or len(args.files) < 2):
         bar = tqdm(desc=path.name, unit="page", disable=quiet, leave=False)
         try:
-            manifest = extract_document(path, stages=stages, storage=storage, settings=settings,
-                                        pages=args.pages, dpi=args.dpi,
-                                        on_start=lambda n, bar=bar: bar.reset(total=n),
-                                        on_page=lambda _r, bar=bar: bar.update())
+            manifest = extract_document(
+                path,
+                stages=stages,
+                storage=storage,
+                settings=settings,
+                pages=args.pages,
+                dpi=args.dpi,
+                on_start=lambda n, bar=bar: bar.reset(total=n),
+                on_page=lambda _r, bar=bar: bar.update(),
+            )
         except TablesightError as exc:  # models or storage unusable: nothing else can run either
             bar.close()
             print(f"error: {exc}", file=sys.stderr)
@@ -82,6 +98,9 @@ def run(args: argparse.Namespace) -> int:
             failed += 1
             reasons = "; ".join(e["reason"] for e in manifest["errors"][:3])
             print(f"error: {path}: {manifest['status']}: {reasons} (manifest: {where})", file=sys.stderr)
-    print(f"done: {len(args.files)} document(s), {n_pages} page(s), {n_tables} table(s), "
-          f"{failed} failed, {time.time() - t0:.1f}s", file=sys.stderr)
+    print(
+        f"done: {len(args.files)} document(s), {n_pages} page(s), {n_tables} table(s), "
+        f"{failed} failed, {time.time() - t0:.1f}s",
+        file=sys.stderr,
+    )
     return 1 if failed else 0

@@ -17,11 +17,17 @@ DEFAULT_NODE = "celery@%h"  # the name `tablesight worker` gives its node unless
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("worker-health", help="ping a Celery worker through the broker (container health check)",
-                       description="Exit 0 if the worker node answers a Celery ping within the timeout, 1 if not.")
-    p.add_argument("--node", default=DEFAULT_NODE,
-                   help="node name to ping; %%h is this host's name (default: celery@%%h, a `tablesight worker` "
-                        "started without --hostname on this host)")
+    p = sub.add_parser(
+        "worker-health",
+        help="ping a Celery worker through the broker (container health check)",
+        description="Exit 0 if the worker node answers a Celery ping within the timeout, 1 if not.",
+    )
+    p.add_argument(
+        "--node",
+        default=DEFAULT_NODE,
+        help="node name to ping; %%h is this host's name (default: celery@%%h, a `tablesight worker` "
+        "started without --hostname on this host)",
+    )
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the answer (default 5)")
     p.set_defaults(func=run)
 

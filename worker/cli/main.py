@@ -7,10 +7,40 @@ import logging
 import sys
 
 from worker import __version__
-from worker.cli import demo, enqueue, eval, extract, models_cmd, read, rebuild, result, settings_cmd, status, worker_cmd
-from worker.cli import health
-from worker.cli import chunks
-from worker.cli import bench
+from worker.cli import (
+    bench,
+    chunks,
+    demo,
+    enqueue,
+    evaluate,
+    extract,
+    health,
+    models_cmd,
+    read,
+    rebuild,
+    result,
+    settings_cmd,
+    status,
+    worker_cmd,
+)
+
+# The order `tablesight --help` lists the commands in: one module per command (or command group).
+COMMANDS = [
+    extract,
+    rebuild,
+    demo,
+    models_cmd,
+    settings_cmd,
+    evaluate,
+    enqueue,
+    status,
+    result,
+    worker_cmd,
+    read,
+    health,
+    chunks,
+    bench,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -18,8 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tablesight {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (extract, rebuild, demo, models_cmd, settings_cmd, eval, enqueue, status, result, worker_cmd, read,
-                   health, chunks, bench):
+    for module in COMMANDS:
         module.add_parser(sub)
     return parser
 
@@ -33,8 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     from worker.settings import get_settings
 
     level = "DEBUG" if args.verbose else get_settings().log_level
-    logging.basicConfig(level=level, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -10,13 +10,21 @@ from pathlib import Path
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("models", help="manage model weights")
     msub = p.add_subparsers(dest="models_command", required=True)
-    d = msub.add_parser("download", help="download the configured models into a folder",
-                        description="Copy the detection and structure models (TABLESIGHT_DETECTION_MODEL, "
-                                    "TABLESIGHT_STRUCTURE_MODEL) into DIR; then set TABLESIGHT_MODELS_DIR=DIR "
-                                    "on offline nodes.")
+    d = msub.add_parser(
+        "download",
+        help="download the configured models into a folder",
+        description="Copy the detection and structure models (TABLESIGHT_DETECTION_MODEL, "
+        "TABLESIGHT_STRUCTURE_MODEL) into DIR; then set TABLESIGHT_MODELS_DIR=DIR "
+        "on offline nodes.",
+    )
     d.add_argument("--dir", type=Path, help="target folder (default: TABLESIGHT_MODELS_DIR or ./models-cache)")
-    d.add_argument("--model", action="append", dest="models", metavar="ID[@REV]",
-                   help="download this hub model instead (repeatable), e.g. a vision model")
+    d.add_argument(
+        "--model",
+        action="append",
+        dest="models",
+        metavar="ID[@REV]",
+        help="download this hub model instead (repeatable), e.g. a vision model",
+    )
     d.set_defaults(func=run_download)
 
 

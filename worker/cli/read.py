@@ -16,16 +16,22 @@ from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("read", help="read stored table crops with a vision model",
-                       description="Send each table's stored crop to the vision model (VISION_BACKEND) and "
-                                   "store the checked HTML as <table_id>.vision.html with <table_id>.vision.json "
-                                   "beside the detector's. A table read before with the same model is not read "
-                                   "again unless --force.")
+    p = sub.add_parser(
+        "read",
+        help="read stored table crops with a vision model",
+        description="Send each table's stored crop to the vision model (VISION_BACKEND) and "
+        "store the checked HTML as <table_id>.vision.html with <table_id>.vision.json "
+        "beside the detector's. A table read before with the same model is not read "
+        "again unless --force.",
+    )
     p.add_argument("tables", nargs="+", metavar="TABLE_ID", help="<doc_id>/<table_id>, e.g. 3f2a9c0d1e4b5a6c/p0001-t01")
     p.add_argument("--backend", choices=("openai", "transformers"), help="default: TABLESIGHT_VISION_BACKEND")
     p.add_argument("--model", help="default: TABLESIGHT_VISION_MODEL")
-    p.add_argument("--force", action="store_true", help="read again even if a read with this model is stored (e.g. after "
-                   "raising VISION_MAX_NEW_TOKENS)")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="read again even if a read with this model is stored (e.g. after raising VISION_MAX_NEW_TOKENS)",
+    )
     p.add_argument("--wait", action="store_true", help="queue mode: wait for each read and print its result")
     p.add_argument("--timeout", type=float, default=None, help="with --wait: seconds to wait per table")
     p.add_argument("--local", action="store_true", help="read in this process even if a broker is configured")
@@ -89,8 +95,10 @@ def _run_queued(args: argparse.Namespace, refs: list[str], settings: Any) -> int
             failed += record.get("status") != "ok"
             _print(ref, record, args.json, record.get("html_key"))
     except Exception as exc:  # broker unreachable, ...
-        print(f"error: cannot queue vision reads: {type(exc).__name__}: {exc} (use --local to read in process)",
-              file=sys.stderr)
+        print(
+            f"error: cannot queue vision reads: {type(exc).__name__}: {exc} (use --local to read in process)",
+            file=sys.stderr,
+        )
         return 1
     finally:
         app.close()
@@ -114,6 +122,7 @@ def _line(ref: str, record: dict[str, Any], where: str | None) -> str:
     vs = f", TEDS {teds:.3f} vs detector" if isinstance(teds, (int, float)) else ""
     cached = " (stored read)" if record.get("cached") else ""
     return f"{ref}: ok{cached} {grid.get('n_rows')}x{grid.get('n_cols')}{vs} -> {where or record.get('html_key')}"
+
 
 def read_hard(storage: Any, manifest: dict[str, Any], settings: Any) -> bool:
     """`extract --read-hard`: read the document's needs_vision tables in process, one line each.

@@ -14,10 +14,13 @@ from worker.core.replay import ReplayError, ReplayInput, parse_payload
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("rebuild", help="structure-objects JSON -> HTML (no models needed)",
-                       description="Replay a structure-objects file (DESIGN §4) and print its HTML.")
+    p = sub.add_parser(
+        "rebuild",
+        help="structure-objects JSON -> HTML (no models needed)",
+        description="Replay a structure-objects file (DESIGN §4) and print its HTML.",
+    )
     p.add_argument("file", nargs="?", type=Path, help="one structure-objects JSON file")
-    p.add_argument("--jsonl", type=Path, help="one object per line in; one {\"html\": ...} line out")
+    p.add_argument("--jsonl", type=Path, help='one object per line in; one {"html": ...} line out')
     p.add_argument("--image", type=Path, help="table crop to OCR when the file has no words")
     p.set_defaults(func=run)
 
@@ -52,8 +55,7 @@ def rebuild_one(obj: Any, image: Path | None = None, base: Path = Path(".")) -> 
     item = parse_payload(obj)
     _words_from_image(item, image, base)
     settings = get_settings()
-    grid = reconstruct(item.objects, item.words, item.image_size, settings.thresholds(),
-                       settings.duplicate_overlap)
+    grid = reconstruct(item.objects, item.words, item.image_size, settings.thresholds(), settings.duplicate_overlap)
     return grid_to_html(grid)
 
 

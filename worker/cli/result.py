@@ -8,9 +8,12 @@ import sys
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("result", help="manifest of a finished job (JSON)",
-                       description="Print the job's manifest. Exit 0 when the job completed, 1 when it failed, "
-                                   "is partial, still running or unknown.")
+    p = sub.add_parser(
+        "result",
+        help="manifest of a finished job (JSON)",
+        description="Print the job's manifest. Exit 0 when the job completed, 1 when it failed, "
+        "is partial, still running or unknown.",
+    )
     p.add_argument("job", metavar="JOB", help="a job id printed by `tablesight enqueue`")
     p.add_argument("--wait", action="store_true", help="wait for the job to finish first")
     p.add_argument("--timeout", type=float, default=None, help="with --wait: give up after this many seconds")

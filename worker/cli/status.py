@@ -8,8 +8,11 @@ import sys
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("status", help="progress of queued jobs (JSON)",
-                       description="Print each job's status, pages done and per-page progress as JSON.")
+    p = sub.add_parser(
+        "status",
+        help="progress of queued jobs (JSON)",
+        description="Print each job's status, pages done and per-page progress as JSON.",
+    )
     p.add_argument("jobs", nargs="+", metavar="JOB", help="job ids printed by `tablesight enqueue`")
     p.set_defaults(func=run)
 

@@ -12,11 +12,19 @@ import argparse
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("worker", help="start a Celery worker",
-                       description="Start a Celery worker (prefork pool, task events on) on the queues given.")
+    p = sub.add_parser(
+        "worker",
+        help="start a Celery worker",
+        description="Start a Celery worker (prefork pool, task events on) on the queues given.",
+    )
     p.add_argument("--queues", "-Q", help="comma-separated queues (default: TABLESIGHT_WORKER_QUEUES)")
-    p.add_argument("--concurrency", "-c", type=int, default=1,
-                   help="worker processes (default 1: one model copy per process, one per GPU)")
+    p.add_argument(
+        "--concurrency",
+        "-c",
+        type=int,
+        default=1,
+        help="worker processes (default 1: one model copy per process, one per GPU)",
+    )
     p.add_argument("--loglevel", "-l", default=None, help="DEBUG, INFO, WARNING, ERROR (default: TABLESIGHT_LOG_LEVEL)")
     p.add_argument("--hostname", "-n", default=None, help="node name, e.g. gpu1@%%h (default: celery@HOST)")
     p.set_defaults(func=run)
@@ -25,9 +33,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def worker_argv(args: argparse.Namespace, settings) -> list[str]:  # noqa: ANN001 - Settings
     queues = args.queues or settings.worker_queues
     # no mingle/gossip: we revoke nothing and elect nothing, and they slow every start in a big pool
-    argv = ["worker", "--pool", "prefork", "--task-events", "--without-mingle", "--without-gossip",
-            "--queues", queues, "--concurrency", str(max(1, args.concurrency)),
-            "--loglevel", args.loglevel or settings.log_level]
+    argv = [
+        "worker",
+        "--pool",
+        "prefork",
+        "--task-events",
+        "--without-mingle",
+        "--without-gossip",
+        "--queues",
+        queues,
+        "--concurrency",
+        str(max(1, args.concurrency)),
+        "--loglevel",
+        args.loglevel or settings.log_level,
+    ]
     if args.hostname:
         argv += ["--hostname", args.hostname]
     return argv

@@ -17,14 +17,18 @@ from typing import Any
 
 from worker.core.types import BBox, Word
 
-CAPTION_START = re.compile(r"^(?i:table|tab\.|tabelle|tableau|tabla|tabella|exhibit|schedule|annex\s+table)\s*"
-                           r"(?:[A-Z]{0,3}\d+(?:[.\-]\s?\d+)*[a-z]?|[IVXLC]+|[A-Z])(?=$|[\s:.\-–—|)])")
-NOTE_START = re.compile(r"^(?:notes?\b|sources?\b|\*|†|‡|§|¹|²|³|\(?[a-z1-9]\)\s|[a-z1-9]\)|"
-                        r"all (?:figures|amounts|values)|figures (?:are )?in|amounts (?:are )?in|"
-                        r"n\s*=|p\s*[<=>])", re.IGNORECASE)
+CAPTION_START = re.compile(
+    r"^(?i:table|tab\.|tabelle|tableau|tabla|tabella|exhibit|schedule|annex\s+table)\s*"
+    r"(?:[A-Z]{0,3}\d+(?:[.\-]\s?\d+)*[a-z]?|[IVXLC]+|[A-Z])(?=$|[\s:.\-–—|)])"
+)
+NOTE_START = re.compile(
+    r"^(?:notes?\b|sources?\b|\*|†|‡|§|¹|²|³|\(?[a-z1-9]\)\s|[a-z1-9]\)|"
+    r"all (?:figures|amounts|values)|figures (?:are )?in|amounts (?:are )?in|"
+    r"n\s*=|p\s*[<=>])",
+    re.IGNORECASE,
+)
 PAGE_MARGIN = 0.08  # share of the page height at top and bottom holding running heads, page numbers
-CONTINUED = re.compile(r"\b(?:continued|cont(?:'|’)?d|cont\.|\(cont|fortsetzung|suite|continuación)\b",
-                       re.IGNORECASE)
+CONTINUED = re.compile(r"\b(?:continued|cont(?:'|’)?d|cont\.|\(cont|fortsetzung|suite|continuación)\b", re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -50,8 +54,12 @@ class Context:
     below_clear: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"caption": self.caption, "notes": list(self.notes), "above_clear": self.above_clear,
-                "below_clear": self.below_clear}
+        return {
+            "caption": self.caption,
+            "notes": list(self.notes),
+            "above_clear": self.above_clear,
+            "below_clear": self.below_clear,
+        }
 
 
 def group_lines(words: list[Word], split_gap: float = 3.0) -> list[Line]:
@@ -81,8 +89,12 @@ def group_lines(words: list[Word], split_gap: float = 3.0) -> list[Line]:
         for piece in pieces:
             text = " ".join(w.text.strip() for w in piece if w.text.strip())
             if text:
-                box = (min(w.bbox[0] for w in piece), min(w.bbox[1] for w in piece),
-                       max(w.bbox[2] for w in piece), max(w.bbox[3] for w in piece))
+                box = (
+                    min(w.bbox[0] for w in piece),
+                    min(w.bbox[1] for w in piece),
+                    max(w.bbox[2] for w in piece),
+                    max(w.bbox[3] for w in piece),
+                )
                 lines.append(Line(text, box, height))
     lines.sort(key=lambda ln: ln.bbox[1])
     return lines
@@ -139,10 +151,18 @@ def _notes(lines: list[Line]) -> list[str]:
     return notes
 
 
-def capture_context(words: list[Word], table: BBox, page_size: tuple[float, float], *,
-                    other_tables: list[BBox] | None = None, seen: tuple[float, float] | None = None,
-                    max_gap: float = 2.5, caption_max_lines: int = 3, notes_max_lines: int = 4,
-                    margin: float = PAGE_MARGIN) -> Context:
+def capture_context(
+    words: list[Word],
+    table: BBox,
+    page_size: tuple[float, float],
+    *,
+    other_tables: list[BBox] | None = None,
+    seen: tuple[float, float] | None = None,
+    max_gap: float = 2.5,
+    caption_max_lines: int = 3,
+    notes_max_lines: int = 4,
+    margin: float = PAGE_MARGIN,
+) -> Context:
     """Caption and notes of the table at `table` (page px) from the page's `words` (page px).
 
     seen: the vertical range of the page the words cover (None: the whole page, as with a
@@ -161,10 +181,17 @@ def capture_context(words: list[Word], table: BBox, page_size: tuple[float, floa
     below = sorted((ln for ln in lines if ln.bbox[1] >= table[3] - 0.5 * ln.height), key=lambda ln: ln.bbox[1])
     # a line just above another table is that table's caption, not this one's note; a note
     # line just below another table is that table's note; nothing beyond another table is ours
-    below = [ln for ln in below if not any(0 <= b[1] - ln.bbox[3] <= max_gap * line_h and _x_overlap(b, ln)
-                                           for b in others)]
-    above = [ln for ln in above if not (NOTE_START.match(ln.text) and any(
-        0 <= ln.bbox[1] - b[3] <= max_gap * line_h and _x_overlap(b, ln) for b in others))]
+    below = [
+        ln for ln in below if not any(0 <= b[1] - ln.bbox[3] <= max_gap * line_h and _x_overlap(b, ln) for b in others)
+    ]
+    above = [
+        ln
+        for ln in above
+        if not (
+            NOTE_START.match(ln.text)
+            and any(0 <= ln.bbox[1] - b[3] <= max_gap * line_h and _x_overlap(b, ln) for b in others)
+        )
+    ]
     below = _until_table(below, [b[1] for b in others if b[1] >= table[3]], lambda ln: ln.bbox[1], 1)
     above = _until_table(above, [b[3] for b in others if b[3] <= table[1]], lambda ln: ln.bbox[3], -1)
 
@@ -174,7 +201,7 @@ def capture_context(words: list[Word], table: BBox, page_size: tuple[float, floa
     if block:
         marked = next((i for i, ln in enumerate(block[:caption_max_lines]) if CAPTION_START.match(ln.text)), None)
         if marked is not None:
-            caption_lines = block[:marked + 1]
+            caption_lines = block[: marked + 1]
         elif len(block) <= caption_max_lines:
             caption_lines = block
     ctx.caption = " ".join(ln.text for ln in reversed(caption_lines))
@@ -189,8 +216,8 @@ def capture_context(words: list[Word], table: BBox, page_size: tuple[float, floa
 
     top_zone, bottom_zone = margin * height, (1 - margin) * height
     seen_top, seen_bottom = seen if seen is not None else (0.0, height)
-    rest_above = [ln for ln in above[len(caption_lines):] if ln.bbox[1] >= top_zone and not is_rule(ln.text)]
-    rest_below = [ln for ln in below[len(note_lines):] if ln.bbox[3] <= bottom_zone and not is_rule(ln.text)]
+    rest_above = [ln for ln in above[len(caption_lines) :] if ln.bbox[1] >= top_zone and not is_rule(ln.text)]
+    rest_below = [ln for ln in below[len(note_lines) :] if ln.bbox[3] <= bottom_zone and not is_rule(ln.text)]
     tables_above = any(b[3] <= table[1] for b in others)
     tables_below = any(b[1] >= table[3] for b in others)
     ctx.above_clear = False if rest_above or tables_above else (True if seen_top <= top_zone else None)

@@ -34,8 +34,9 @@ def _nearest(bands: list[Band], value: float) -> int:
     return min(range(len(bands)), key=lambda i: abs(bands[i].mid - value))
 
 
-def assign_words(words: list[Word], rows: list[Band], cols: list[Band], owner: list[list[int]],
-                 cell_boxes: list[BBox], margin: float) -> Assignment:
+def assign_words(
+    words: list[Word], rows: list[Band], cols: list[Band], owner: list[list[int]], cell_boxes: list[BBox], margin: float
+) -> Assignment:
     """Give every word to one cell, or report it.
 
     A word partly inside the grid goes to the cell sharing most of its area; a word wholly

@@ -119,15 +119,32 @@ def grid_slice(grid: TableGrid, header_rows: int, first: int, last: int) -> Tabl
     for cell in grid.cells:
         covered = [new_index[r] for r in range(cell.row, cell.row + cell.rowspan) if r in new_index]
         if covered:
-            cells.append(Cell(covered[0], cell.col, len(covered), cell.colspan, cell.text, cell.bbox,
-                              cell.is_header or cell.row < header_rows, cell.is_projected_row_header,
-                              cell.confidence))
+            cells.append(
+                Cell(
+                    covered[0],
+                    cell.col,
+                    len(covered),
+                    cell.colspan,
+                    cell.text,
+                    cell.bbox,
+                    cell.is_header or cell.row < header_rows,
+                    cell.is_projected_row_header,
+                    cell.confidence,
+                )
+            )
     return TableGrid(len(keep), grid.n_cols, cells, header_rows=min(header_rows, len(keep)))
 
 
-def chunk_table(grid: TableGrid, ser: dict[str, Any], max_tokens: int, count: TokenCounter = approx_tokens,
-                *, table_id: str = "", pages: list[int] | None = None,
-                row_pages: dict[int, int] | None = None) -> list[dict[str, Any]]:
+def chunk_table(
+    grid: TableGrid,
+    ser: dict[str, Any],
+    max_tokens: int,
+    count: TokenCounter = approx_tokens,
+    *,
+    table_id: str = "",
+    pages: list[int] | None = None,
+    row_pages: dict[int, int] | None = None,
+) -> list[dict[str, Any]]:
     """Chunks of one (possibly merged) table from its grid and `serialisations` output.
 
     Each chunk: table id, pages, grid row range (inclusive; header rows are in every chunk
@@ -163,8 +180,19 @@ def chunk_table(grid: TableGrid, ser: dict[str, Any], max_tokens: int, count: To
             first = last = -1
             html = grid_to_html(grid)
             chunk_pages = pages
-        out.append({"table_id": table_id, "chunk": k, "n_chunks": len(spans),
-                    "page": chunk_pages[0] if chunk_pages else None, "pages": chunk_pages,
-                    "row_range": [first, last], "n_rows": len(chosen), "tokens": tokens,
-                    "flags": flags, "text": text, "html": html})
+        out.append(
+            {
+                "table_id": table_id,
+                "chunk": k,
+                "n_chunks": len(spans),
+                "page": chunk_pages[0] if chunk_pages else None,
+                "pages": chunk_pages,
+                "row_range": [first, last],
+                "n_rows": len(chosen),
+                "tokens": tokens,
+                "flags": flags,
+                "text": text,
+                "html": html,
+            }
+        )
     return out

@@ -79,14 +79,20 @@ def part_from_record(record: dict[str, Any], *, first_on_page: bool, last_on_pag
     size = record.get("page_size") or [0, 0]
     x0, y0, x1, y1 = (float(v) for v in record["bbox"])
     return Part(
-        table_id=str(record["table_id"]), page=int(record["page"]), bbox=(x0, y0, x1, y1),
+        table_id=str(record["table_id"]),
+        page=int(record["page"]),
+        bbox=(x0, y0, x1, y1),
         page_size=(float(size[0]), float(size[1])),
         col_edges=column_edges(record.get("grid") or {}, float(crop[0])),
         header_labels=list(ser.get("column_labels") or []) if ser.get("header_rows") else [],
         header_rows=int(ser.get("header_rows") or 0),
-        caption=str(ctx.get("caption") or ""), above_clear=ctx.get("above_clear"),
-        below_clear=ctx.get("below_clear"), rotated=bool(record.get("rotated")),
-        first_on_page=first_on_page, last_on_page=last_on_page)
+        caption=str(ctx.get("caption") or ""),
+        above_clear=ctx.get("above_clear"),
+        below_clear=ctx.get("below_clear"),
+        rotated=bool(record.get("rotated")),
+        first_on_page=first_on_page,
+        last_on_page=last_on_page,
+    )
 
 
 def similarity(a: list[str], b: list[str]) -> float:
@@ -110,8 +116,9 @@ def _columns_match(a: Part, b: Part, tolerance: float) -> tuple[bool, str]:
     return worst <= tolerance, f"columns {worst:.3f} of page width apart (limit {tolerance:g})"
 
 
-def continues(a: Part, b: Part, *, tolerance: float = 0.03,
-              header_similarity: float = 0.6) -> tuple[Link | None, list[str]]:
+def continues(
+    a: Part, b: Part, *, tolerance: float = 0.03, header_similarity: float = 0.6
+) -> tuple[Link | None, list[str]]:
     """The link when `b` continues `a`, else None; the reasons either way (for the manifest)."""
     why: list[str] = []
     if b.page != a.page + 1:
@@ -191,12 +198,29 @@ def merge_grids(grids: list[TableGrid], skip_rows: list[int]) -> tuple[TableGrid
             r1 = cell.row + cell.rowspan
             if r1 <= r0:
                 continue
-            cells.append(Cell(r0 - skip + offset, cell.col, r1 - r0, cell.colspan, cell.text, None,
-                              cell.is_header, cell.is_projected_row_header, cell.confidence))
+            cells.append(
+                Cell(
+                    r0 - skip + offset,
+                    cell.col,
+                    r1 - r0,
+                    cell.colspan,
+                    cell.text,
+                    None,
+                    cell.is_header,
+                    cell.is_projected_row_header,
+                    cell.confidence,
+                )
+            )
         sources += [(i, r) for r in range(skip, grid.n_rows)]
         offset += grid.n_rows - skip
     first = grids[0]
     repairs = [f"part {i + 1}: {r}" for i, g in enumerate(grids) for r in g.repairs]
-    merged = TableGrid(offset, first.n_cols, cells, header_rows=min(first.header_rows, offset),
-                       confidence=min(g.confidence for g in grids), repairs=repairs)
+    merged = TableGrid(
+        offset,
+        first.n_cols,
+        cells,
+        header_rows=min(first.header_rows, offset),
+        confidence=min(g.confidence for g in grids),
+        repairs=repairs,
+    )
     return merged, sources

@@ -21,8 +21,14 @@ class TableBox:
     rotated: bool
 
 
-def select_tables(detections: list[dict[str, Any]], *, threshold: float, rotated_threshold: float,
-                  merge_iou: float, page_size: tuple[int, int]) -> list[TableBox]:
+def select_tables(
+    detections: list[dict[str, Any]],
+    *,
+    threshold: float,
+    rotated_threshold: float,
+    merge_iou: float,
+    page_size: tuple[int, int],
+) -> list[TableBox]:
     """Tables above their class threshold; overlapping proposals merged into one, best first.
 
     Two proposals are the same table when their IoU exceeds `merge_iou` or one lies mostly
@@ -60,8 +66,12 @@ def padded_box(bbox: BBox, page_size: tuple[int, int], fraction: float, min_px: 
     """Integer crop box with a margin of max(min_px, fraction x longer table side), inside the page."""
     pad = max(float(min_px), fraction * max(bbox[2] - bbox[0], bbox[3] - bbox[1]))
     w, h = page_size
-    return (max(0, int(bbox[0] - pad)), max(0, int(bbox[1] - pad)),
-            min(w, int(bbox[2] + pad + 0.999)), min(h, int(bbox[3] + pad + 0.999)))
+    return (
+        max(0, int(bbox[0] - pad)),
+        max(0, int(bbox[1] - pad)),
+        min(w, int(bbox[2] + pad + 0.999)),
+        min(h, int(bbox[3] + pad + 0.999)),
+    )
 
 
 def words_in_crop(words: list[Word], crop: tuple[int, int, int, int]) -> list[Word]:
@@ -72,12 +82,19 @@ def words_in_crop(words: list[Word], crop: tuple[int, int, int, int]) -> list[Wo
         cx, cy = (word.bbox[0] + word.bbox[2]) / 2, (word.bbox[1] + word.bbox[3]) / 2
         if x0 <= cx < x1 and y0 <= cy < y1:
             b = word.bbox
-            out.append(Word(word.text, (max(b[0], x0) - x0, max(b[1], y0) - y0,
-                                        min(b[2], x1) - x0, min(b[3], y1) - y0), word.confidence))
+            out.append(
+                Word(
+                    word.text,
+                    (max(b[0], x0) - x0, max(b[1], y0) - y0, min(b[2], x1) - x0, min(b[3], y1) - y0),
+                    word.confidence,
+                )
+            )
     return out
 
 
 def rotate_words_clockwise(words: list[Word], crop_height: float) -> list[Word]:
     """Word boxes after the crop is turned 90° clockwise (how a `table rotated` is set upright)."""
-    return [Word(w.text, (crop_height - w.bbox[3], w.bbox[0], crop_height - w.bbox[1], w.bbox[2]), w.confidence)
-            for w in words]
+    return [
+        Word(w.text, (crop_height - w.bbox[3], w.bbox[0], crop_height - w.bbox[1], w.bbox[2]), w.confidence)
+        for w in words
+    ]

@@ -57,8 +57,9 @@ def ocr_confidence(words: Iterable[Word]) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
 
-def complexity_flags(grid: TableGrid, *, rotated: bool = False, words: Iterable[Word] = (),
-                     rules: FlagRules | None = None) -> dict[str, Any]:
+def complexity_flags(
+    grid: TableGrid, *, rotated: bool = False, words: Iterable[Word] = (), rules: FlagRules | None = None
+) -> dict[str, Any]:
     """Measurements, fired rules with reasons, score and `needs_vision` for one table."""
     rules = rules or FlagRules()
     spans = sum(1 for c in grid.cells if c.rowspan > 1 or c.colspan > 1)
@@ -72,17 +73,29 @@ def complexity_flags(grid: TableGrid, *, rotated: bool = False, words: Iterable[
         ("spanning_cells", spans > 0, f"{spans} spanning cell(s)"),
         ("multi_row_header", grid.header_rows >= rules.min_header_rows, f"{grid.header_rows}-row header"),
         ("projected_row_headers", prh > 0, f"{prh} projected row header(s)"),
-        ("low_confidence", slots > 0 and grid.confidence < rules.low_confidence,
-         f"low structure confidence {grid.confidence:.2f} (< {rules.low_confidence:g})"),
-        ("low_ocr_confidence", ocr is not None and ocr < rules.low_ocr_confidence,
-         f"low OCR confidence {ocr or 0:.2f} (< {rules.low_ocr_confidence:g})"),
+        (
+            "low_confidence",
+            slots > 0 and grid.confidence < rules.low_confidence,
+            f"low structure confidence {grid.confidence:.2f} (< {rules.low_confidence:g})",
+        ),
+        (
+            "low_ocr_confidence",
+            ocr is not None and ocr < rules.low_ocr_confidence,
+            f"low OCR confidence {ocr or 0:.2f} (< {rules.low_ocr_confidence:g})",
+        ),
         ("rotated", rotated, "rotated table"),
-        ("many_empty_cells", slots > 0 and empty_fraction > rules.empty_fraction,
-         f"{empty_fraction:.0%} of cells empty (> {rules.empty_fraction:.0%})"),
+        (
+            "many_empty_cells",
+            slots > 0 and empty_fraction > rules.empty_fraction,
+            f"{empty_fraction:.0%} of cells empty (> {rules.empty_fraction:.0%})",
+        ),
         ("repairs", bool(grid.repairs), f"{len(grid.repairs)} reconstruction repair(s)"),
     ]
-    fired = [{"rule": name, "weight": rules.weight(name), "reason": reason}
-             for name, hit, reason in checks if hit and rules.weight(name) > 0]
+    fired = [
+        {"rule": name, "weight": rules.weight(name), "reason": reason}
+        for name, hit, reason in checks
+        if hit and rules.weight(name) > 0
+    ]
     score = round(sum(f["weight"] for f in fired), 3)
     return {
         "spanning_cells": spans,

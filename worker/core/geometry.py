@@ -36,13 +36,16 @@ def overlap_1d(a0: float, a1: float, b0: float, b1: float) -> float:
 
 def union_box(boxes: Iterable[BBox]) -> BBox:
     boxes = list(boxes)
-    return (min(b[0] for b in boxes), min(b[1] for b in boxes),
-            max(b[2] for b in boxes), max(b[3] for b in boxes))
+    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
 def clip(b: BBox, bounds: BBox) -> BBox:
-    return (min(max(b[0], bounds[0]), bounds[2]), min(max(b[1], bounds[1]), bounds[3]),
-            min(max(b[2], bounds[0]), bounds[2]), min(max(b[3], bounds[1]), bounds[3]))
+    return (
+        min(max(b[0], bounds[0]), bounds[2]),
+        min(max(b[1], bounds[1]), bounds[3]),
+        min(max(b[2], bounds[0]), bounds[2]),
+        min(max(b[3], bounds[1]), bounds[3]),
+    )
 
 
 def center(b: BBox) -> tuple[float, float]:

@@ -193,8 +193,10 @@ def body_rows(grid: TableGrid, header_rows: int) -> list[BodyRow]:
             kind = "data"
         if r > block_end:
             block += 1
-        block_end = max([block_end] + [cell.row + cell.rowspan - 1 for cell in row
-                                       if cell.rowspan > 1 and not _is_group_row(row, grid.n_cols)])
+        block_end = max(
+            [block_end]
+            + [cell.row + cell.rowspan - 1 for cell in row if cell.rowspan > 1 and not _is_group_row(row, grid.n_cols)]
+        )
         out.append(BodyRow(r, kind, texts, starts, list(path), block, section))
         if kind in ("group", "data"):
             last_kind = kind

@@ -32,7 +32,7 @@ def grid_to_html(grid: TableGrid) -> str:
         tags = "".join(_cell_html(c, "th" if c.is_header or r < grid.header_rows else "td") for c in cells)
         rows.append(f"<tr>{tags}</tr>")
     head = "".join(rows[: grid.header_rows])
-    body = "".join(rows[grid.header_rows:])
+    body = "".join(rows[grid.header_rows :])
     out = "<table>"
     if grid.header_rows:
         out += f"<thead>{head}</thead>"

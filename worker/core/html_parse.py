@@ -59,8 +59,12 @@ class _TableParser(HTMLParser):
                 self.rows.append([])
                 self.row_is_head.append(self.section == "head")
             a = dict(attrs)
-            self.current = {"tag": tag, "colspan": _span(a.get("colspan"), MAX_COLSPAN),
-                            "rowspan": _span(a.get("rowspan"), MAX_ROWSPAN), "text": []}
+            self.current = {
+                "tag": tag,
+                "colspan": _span(a.get("colspan"), MAX_COLSPAN),
+                "rowspan": _span(a.get("rowspan"), MAX_ROWSPAN),
+                "text": [],
+            }
             self.rows[-1].append(self.current)
 
     def handle_endtag(self, tag: str) -> None:
@@ -111,8 +115,9 @@ def html_to_grid(html: str) -> TableGrid:
                     colspan = k
                     break
             text = " ".join("".join(spec["text"]).split())
-            cell = Cell(r, c, rowspan, max(colspan, 1), text=text,
-                        is_header=spec["tag"] == "th" or parser.row_is_head[r])
+            cell = Cell(
+                r, c, rowspan, max(colspan, 1), text=text, is_header=spec["tag"] == "th" or parser.row_is_head[r]
+            )
             for rr in range(r, r + rowspan):
                 for cc in range(c, c + cell.colspan):
                     occupied[(rr, cc)] = len(cells)

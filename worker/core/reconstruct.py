@@ -43,15 +43,26 @@ def _finite_box(b: BBox) -> bool:
     return all(math.isfinite(v) for v in b) and b[2] > b[0] and b[3] > b[1]
 
 
-def _grid_box(tables: list[StructureObject], rows: list[StructureObject], cols: list[StructureObject],
-              words: list[Word], image_size: tuple[float, float] | None) -> BBox | None:
+def _grid_box(
+    tables: list[StructureObject],
+    rows: list[StructureObject],
+    cols: list[StructureObject],
+    words: list[Word],
+    image_size: tuple[float, float] | None,
+) -> BBox | None:
     """The area the grid must tile: the best `table` box grown to hold every row and column."""
     boxes: list[BBox] = []
     if tables:
         boxes.append(max(tables, key=lambda o: o.score).bbox)
     if rows and cols:
-        boxes.append((min(c.bbox[0] for c in cols), min(r.bbox[1] for r in rows),
-                      max(c.bbox[2] for c in cols), max(r.bbox[3] for r in rows)))
+        boxes.append(
+            (
+                min(c.bbox[0] for c in cols),
+                min(r.bbox[1] for r in rows),
+                max(c.bbox[2] for c in cols),
+                max(r.bbox[3] for r in rows),
+            )
+        )
     elif rows or cols:
         boxes.append(union_box(o.bbox for o in rows + cols))
     if not boxes and words:
@@ -64,8 +75,16 @@ def _grid_box(tables: list[StructureObject], rows: list[StructureObject], cols: 
     return box if _finite_box(box) else None
 
 
-def _bands(objs: Iterable[StructureObject], axis: str, lo: float, hi: float, cross: tuple[float, float],
-           max_overlap: float, what: str, repairs: list[str]) -> list[Band]:
+def _bands(
+    objs: Iterable[StructureObject],
+    axis: str,
+    lo: float,
+    hi: float,
+    cross: tuple[float, float],
+    max_overlap: float,
+    what: str,
+    repairs: list[str],
+) -> list[Band]:
     """Bands of one axis, clipped to the grid box, de-duplicated and snapped to tile it."""
     raw = []
     for o in objs:
@@ -92,8 +111,9 @@ def _header_rows(headers: list[StructureObject], rows: list[Band]) -> set[int]:
     return found
 
 
-def _span_candidates(objs: list[StructureObject], rows: list[Band], cols: list[Band],
-                     header: set[int], repairs: list[str]) -> list[SpanRect]:
+def _span_candidates(
+    objs: list[StructureObject], rows: list[Band], cols: list[Band], header: set[int], repairs: list[str]
+) -> list[SpanRect]:
     """Spanning cells snapped to the grid lines they cover, clipped to one side of the header."""
     out = []
     for o in objs:
@@ -118,10 +138,13 @@ def _span_candidates(objs: list[StructureObject], rows: list[Band], cols: list[B
     return out
 
 
-def reconstruct(objects: list[StructureObject], words: list[Word],
-                image_size: tuple[float, float] | None = None,
-                thresholds: dict[str, float] | None = None,
-                duplicate_overlap: float = 0.5) -> TableGrid:
+def reconstruct(
+    objects: list[StructureObject],
+    words: list[Word],
+    image_size: tuple[float, float] | None = None,
+    thresholds: dict[str, float] | None = None,
+    duplicate_overlap: float = 0.5,
+) -> TableGrid:
     """Rebuild one table. Pure function of its inputs; never raises on odd but valid input."""
     limits = {**DEFAULT_THRESHOLDS, **(thresholds or {})}
     repairs: list[str] = []
@@ -131,11 +154,16 @@ def reconstruct(objects: list[StructureObject], words: list[Word],
         by_label.setdefault(o.label, []).append(o)
     words = [w for w in words if _finite_box(w.bbox) and w.text.strip()]
 
-    box = _grid_box(by_label.get(TABLE, []), by_label.get(ROW, []), by_label.get(COLUMN, []),
-                    words, image_size)
+    box = _grid_box(by_label.get(TABLE, []), by_label.get(ROW, []), by_label.get(COLUMN, []), words, image_size)
     if box is None:
-        return TableGrid(0, 0, [], repairs=["nothing to reconstruct: no table, rows, columns or words"],
-                         confidence=0.0, unassigned_words=words)
+        return TableGrid(
+            0,
+            0,
+            [],
+            repairs=["nothing to reconstruct: no table, rows, columns or words"],
+            confidence=0.0,
+            unassigned_words=words,
+        )
     x0, y0, x1, y1 = box
     rows = _bands(by_label.get(ROW, []), "y", y0, y1, (x0, x1), duplicate_overlap, "row", repairs)
     cols = _bands(by_label.get(COLUMN, []), "x", x0, x1, (y0, y1), duplicate_overlap, "column", repairs)
@@ -153,16 +181,25 @@ def reconstruct(objects: list[StructureObject], words: list[Word],
             continue
         prh_rows.update(rr)
         fixed.append(SpanRect(rr[0], rr[-1], 0, n_cols - 1, o.score, projected=True))
-    spans = _span_candidates(sorted(by_label.get(SPANNING_CELL, []), key=lambda o: -o.score),
-                             rows, cols, header, repairs)
+    spans = _span_candidates(
+        sorted(by_label.get(SPANNING_CELL, []), key=lambda o: -o.score), rows, cols, header, repairs
+    )
     placed, span_repairs = place_spans(fixed, spans, n_rows, n_cols)
     repairs.extend(span_repairs)
 
     cells: list[Cell] = []
     owner = [[-1] * n_cols for _ in range(n_rows)]
     for rect in placed:
-        cells.append(Cell(rect.r0, rect.c0, rect.r1 - rect.r0 + 1, rect.c1 - rect.c0 + 1,
-                          is_projected_row_header=rect.projected, confidence=rect.score))
+        cells.append(
+            Cell(
+                rect.r0,
+                rect.c0,
+                rect.r1 - rect.r0 + 1,
+                rect.c1 - rect.c0 + 1,
+                is_projected_row_header=rect.projected,
+                confidence=rect.score,
+            )
+        )
     for i, cell in enumerate(cells):
         for r, c in cell.slots():
             owner[r][c] = i
@@ -174,8 +211,12 @@ def reconstruct(objects: list[StructureObject], words: list[Word],
 
     boxes: list[BBox] = []
     for cell in cells:
-        cell.bbox = (cols[cell.col].lo, rows[cell.row].lo,
-                     cols[cell.col + cell.colspan - 1].hi, rows[cell.row + cell.rowspan - 1].hi)
+        cell.bbox = (
+            cols[cell.col].lo,
+            rows[cell.row].lo,
+            cols[cell.col + cell.colspan - 1].hi,
+            rows[cell.row + cell.rowspan - 1].hi,
+        )
         cell.is_header = all(r in header for r in range(cell.row, cell.row + cell.rowspan))
         boxes.append(cell.bbox)
 

@@ -59,9 +59,13 @@ def parse_payload(obj: Any) -> ReplayInput:
     size = obj.get("image_size")
     image_size = None
     if size is not None:
-        if (not isinstance(size, (list, tuple)) or len(size) != 2
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                           and math.isfinite(v) and v > 0 for v in size)):
+        if (
+            not isinstance(size, (list, tuple))
+            or len(size) != 2
+            or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in size
+            )
+        ):
             raise ReplayError("'image_size' must be [width, height] with positive numbers")
         image_size = (float(size[0]), float(size[1]))
     objects = []
@@ -91,8 +95,9 @@ def parse_payload(obj: Any) -> ReplayInput:
         if len(w["text"]) > MAX_TEXT:
             raise ReplayError(f"{where}: text longer than {MAX_TEXT} characters")
         conf = w.get("confidence")
-        if conf is not None and (isinstance(conf, bool) or not isinstance(conf, (int, float))
-                                 or not math.isfinite(conf)):
+        if conf is not None and (
+            isinstance(conf, bool) or not isinstance(conf, (int, float)) or not math.isfinite(conf)
+        ):
             raise ReplayError(f"{where}: confidence must be a number")
         words.append(Word(w["text"], _bbox(w.get("bbox"), where), None if conf is None else float(conf)))
     image = obj.get("image")
@@ -101,16 +106,23 @@ def parse_payload(obj: Any) -> ReplayInput:
     return ReplayInput(image_size, objects, words, image)
 
 
-def payload(image_size: tuple[float, float], objects: list[StructureObject], words: list[Word],
-            image: str | None = None) -> dict[str, Any]:
+def payload(
+    image_size: tuple[float, float], objects: list[StructureObject], words: list[Word], image: str | None = None
+) -> dict[str, Any]:
     """The inverse of parse_payload: what the per-table JSON stores for replay."""
     out: dict[str, Any] = {
         "image_size": [image_size[0], image_size[1]],
-        "objects": [{"label": o.label, "score": round(o.score, 5), "bbox": [round(v, 2) for v in o.bbox]}
-                    for o in objects],
-        "words": [{"text": w.text, "bbox": [round(v, 2) for v in w.bbox],
-                   **({"confidence": round(w.confidence, 4)} if w.confidence is not None else {})}
-                  for w in words],
+        "objects": [
+            {"label": o.label, "score": round(o.score, 5), "bbox": [round(v, 2) for v in o.bbox]} for o in objects
+        ],
+        "words": [
+            {
+                "text": w.text,
+                "bbox": [round(v, 2) for v in w.bbox],
+                **({"confidence": round(w.confidence, 4)} if w.confidence is not None else {}),
+            }
+            for w in words
+        ],
     }
     if image is not None:
         out["image"] = image

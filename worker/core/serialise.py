@@ -39,8 +39,11 @@ class TableContext:
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None, pages: list[int] | None = None) -> TableContext:
         d = d or {}
-        return cls(str(d.get("caption") or ""), [str(n) for n in d.get("notes") or []],
-                   list(pages if pages is not None else d.get("pages") or []))
+        return cls(
+            str(d.get("caption") or ""),
+            [str(n) for n in d.get("notes") or []],
+            list(pages if pages is not None else d.get("pages") or []),
+        )
 
 
 def _numeric_columns(rows: list[BodyRow], n_cols: int) -> list[bool]:
@@ -70,7 +73,7 @@ SPAN_JOIN = " + "
 def _span_label(labels: list[str], first: int, last: int) -> str:
     """The label of a cell spanning columns first..last: its columns' distinct labels joined."""
     out: list[str] = []
-    for label in labels[first:last + 1]:
+    for label in labels[first : last + 1]:
         if label and label not in out:
             out.append(label)
     return SPAN_JOIN.join(out)
@@ -112,8 +115,13 @@ def markdown(grid: TableGrid, header_rows: int, labels: list[str], rows: list[Bo
         reasons.append("header cells spanning columns repeated")
     if any(r.kind == "group" for r in rows):
         reasons.append("section rows written in the first column")
-    if any(c.row >= header_rows and (c.rowspan > 1 or c.colspan > 1) and not c.is_projected_row_header
-           and not (c.colspan == grid.n_cols and c.rowspan == 1) for c in grid.cells):
+    if any(
+        c.row >= header_rows
+        and (c.rowspan > 1 or c.colspan > 1)
+        and not c.is_projected_row_header
+        and not (c.colspan == grid.n_cols and c.rowspan == 1)
+        for c in grid.cells
+    ):
         reasons.append("cells spanning rows or columns repeated")
     lines = ["| " + " | ".join(_md_escape(h) for h in labels) + " |", "|" + "---|" * grid.n_cols]
     for r in rows:
@@ -122,8 +130,7 @@ def markdown(grid: TableGrid, header_rows: int, labels: list[str], rows: list[Bo
     return "\n".join(lines), reasons
 
 
-def describe(context: TableContext, labels: list[str], units: list[dict[str, str] | None],
-             table_id: str = "") -> str:
+def describe(context: TableContext, labels: list[str], units: list[dict[str, str] | None], table_id: str = "") -> str:
     """The plain-text header of a table and of each of its chunks."""
     title = context.caption or (f"Table {table_id}" if table_id else "Table")
     lines = [f"Table: {title}"]
@@ -163,8 +170,10 @@ def serialisations(grid: TableGrid, context: TableContext | None = None, table_i
         "notes": list(context.notes),
         "pages": list(context.pages),
         "description": describe(context, labels, units, table_id),
-        "rows": [{"row": r.row, "kind": r.kind, "group": r.group, "block": r.block, "section": r.section,
-                  "line": line} for r, line in zip(rows, lines)],
+        "rows": [
+            {"row": r.row, "kind": r.kind, "group": r.group, "block": r.block, "section": r.section, "line": line}
+            for r, line in zip(rows, lines)
+        ],
         "row_lines": [line for line in lines if line],
         "markdown": md,
         "markdown_lossy": bool(lossy),
@@ -179,10 +188,25 @@ def rows_text(ser: dict[str, Any]) -> str:
 
 def grid_from_dict(d: dict[str, Any]) -> TableGrid:
     """A grid back from the `grid` object of a table's JSON (TableGrid.to_dict)."""
-    cells = [Cell(int(c["row"]), int(c["col"]), int(c.get("rowspan", 1)), int(c.get("colspan", 1)),
-                  str(c.get("text") or ""), tuple(c["bbox"]) if c.get("bbox") else None,
-                  bool(c.get("is_header")), bool(c.get("is_projected_row_header")),
-                  float(c.get("confidence", 1.0)))
-             for c in d.get("cells", [])]
-    return TableGrid(int(d["n_rows"]), int(d["n_cols"]), cells, header_rows=int(d.get("header_rows", 0)),
-                     confidence=float(d.get("confidence", 1.0)), repairs=list(d.get("repairs", [])))
+    cells = [
+        Cell(
+            int(c["row"]),
+            int(c["col"]),
+            int(c.get("rowspan", 1)),
+            int(c.get("colspan", 1)),
+            str(c.get("text") or ""),
+            tuple(c["bbox"]) if c.get("bbox") else None,
+            bool(c.get("is_header")),
+            bool(c.get("is_projected_row_header")),
+            float(c.get("confidence", 1.0)),
+        )
+        for c in d.get("cells", [])
+    ]
+    return TableGrid(
+        int(d["n_rows"]),
+        int(d["n_cols"]),
+        cells,
+        header_rows=int(d.get("header_rows", 0)),
+        confidence=float(d.get("confidence", 1.0)),
+        repairs=list(d.get("repairs", [])),
+    )

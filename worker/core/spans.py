@@ -63,8 +63,9 @@ def _trim(rect: SpanRect, taken: set[tuple[int, int]]) -> SpanRect | None:
     return r
 
 
-def place_spans(fixed: list[SpanRect], candidates: list[SpanRect], n_rows: int,
-                n_cols: int) -> tuple[list[SpanRect], list[str]]:
+def place_spans(
+    fixed: list[SpanRect], candidates: list[SpanRect], n_rows: int, n_cols: int
+) -> tuple[list[SpanRect], list[str]]:
     """Place `fixed` spans first, then `candidates` in the order given (best first)."""
     taken: set[tuple[int, int]] = set()
     placed: list[SpanRect] = []
@@ -74,8 +75,14 @@ def place_spans(fixed: list[SpanRect], candidates: list[SpanRect], n_rows: int,
         placed.append(rect)
         taken.update(rect.slots())
     for rect in candidates:
-        rect = SpanRect(max(rect.r0, 0), min(rect.r1, n_rows - 1), max(rect.c0, 0),
-                        min(rect.c1, n_cols - 1), rect.score, rect.projected)
+        rect = SpanRect(
+            max(rect.r0, 0),
+            min(rect.r1, n_rows - 1),
+            max(rect.c0, 0),
+            min(rect.c1, n_cols - 1),
+            rect.score,
+            rect.projected,
+        )
         if rect.r1 < rect.r0 or rect.c1 < rect.c0 or rect.n_slots <= 1:
             continue  # crosses no grid line: an ordinary cell
         if any(s in taken for s in rect.slots()):

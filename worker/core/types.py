@@ -50,8 +50,9 @@ class Cell:
     confidence: float = 1.0
 
     def slots(self) -> list[tuple[int, int]]:
-        return [(r, c) for r in range(self.row, self.row + self.rowspan)
-                for c in range(self.col, self.col + self.colspan)]
+        return [
+            (r, c) for r in range(self.row, self.row + self.rowspan) for c in range(self.col, self.col + self.colspan)
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -14,21 +14,174 @@ from collections.abc import Sequence
 from worker.core.headers import clean
 
 _CURRENCY_SYMBOLS = "£$€¥₹₽₩"
-_CURRENCY_CODES = {"eur", "usd", "gbp", "chf", "jpy", "cny", "sek", "nok", "dkk", "cad", "aud", "inr",
-                   "pln", "czk", "huf", "ron", "bgn", "ecu", "euro", "euros", "dollars", "pounds"}
-_SCALES = {"thousand", "thousands", "million", "millions", "billion", "billions", "trillion", "mn", "m",
-           "bn", "b", "k", "000", "'000", "000s", "'000s", "tsd", "mio", "mrd", "bln", "mln"}
+_CURRENCY_CODES = {
+    "eur",
+    "usd",
+    "gbp",
+    "chf",
+    "jpy",
+    "cny",
+    "sek",
+    "nok",
+    "dkk",
+    "cad",
+    "aud",
+    "inr",
+    "pln",
+    "czk",
+    "huf",
+    "ron",
+    "bgn",
+    "ecu",
+    "euro",
+    "euros",
+    "dollars",
+    "pounds",
+}
+_SCALES = {
+    "thousand",
+    "thousands",
+    "million",
+    "millions",
+    "billion",
+    "billions",
+    "trillion",
+    "mn",
+    "m",
+    "bn",
+    "b",
+    "k",
+    "000",
+    "'000",
+    "000s",
+    "'000s",
+    "tsd",
+    "mio",
+    "mrd",
+    "bln",
+    "mln",
+}
 _MEASURES = {
-    "%", "‰", "per", "cent", "percent", "percentage", "pp", "bp", "bps", "points",
-    "kg", "g", "mg", "µg", "ug", "ng", "t", "kt", "mt", "tonnes", "tonne", "tons", "lb", "lbs", "oz",
-    "km", "cm", "mm", "µm", "nm", "mi", "ft", "in.", "ha", "m2", "m3", "m²", "m³", "km2", "km²",
-    "l", "ml", "dl", "hl", "litres", "liters", "gal",
-    "h", "hr", "hrs", "hours", "min", "mins", "minutes", "s", "sec", "ms", "days", "day", "weeks",
-    "months", "years", "yrs", "year", "yr", "annum", "capita", "head", "inhabitants",
-    "w", "kw", "mw", "gw", "wh", "kwh", "mwh", "gwh", "twh", "j", "kj", "mj", "gj", "pj", "toe", "ktoe", "mtoe",
-    "v", "kv", "a", "ma", "hz", "khz", "mhz", "ghz", "db", "pa", "kpa", "mpa", "bar", "mbar",
-    "°c", "°f", "k", "°", "ppm", "ppb", "cfu", "mol", "mmol", "µmol", "iu", "kcal", "cal",
-    "persons", "people", "units", "tco2", "tco2e", "co2e", "teq",
+    "%",
+    "‰",
+    "per",
+    "cent",
+    "percent",
+    "percentage",
+    "pp",
+    "bp",
+    "bps",
+    "points",
+    "kg",
+    "g",
+    "mg",
+    "µg",
+    "ug",
+    "ng",
+    "t",
+    "kt",
+    "mt",
+    "tonnes",
+    "tonne",
+    "tons",
+    "lb",
+    "lbs",
+    "oz",
+    "km",
+    "cm",
+    "mm",
+    "µm",
+    "nm",
+    "mi",
+    "ft",
+    "in.",
+    "ha",
+    "m2",
+    "m3",
+    "m²",
+    "m³",
+    "km2",
+    "km²",
+    "l",
+    "ml",
+    "dl",
+    "hl",
+    "litres",
+    "liters",
+    "gal",
+    "h",
+    "hr",
+    "hrs",
+    "hours",
+    "min",
+    "mins",
+    "minutes",
+    "s",
+    "sec",
+    "ms",
+    "days",
+    "day",
+    "weeks",
+    "months",
+    "years",
+    "yrs",
+    "year",
+    "yr",
+    "annum",
+    "capita",
+    "head",
+    "inhabitants",
+    "w",
+    "kw",
+    "mw",
+    "gw",
+    "wh",
+    "kwh",
+    "mwh",
+    "gwh",
+    "twh",
+    "j",
+    "kj",
+    "mj",
+    "gj",
+    "pj",
+    "toe",
+    "ktoe",
+    "mtoe",
+    "v",
+    "kv",
+    "a",
+    "ma",
+    "hz",
+    "khz",
+    "mhz",
+    "ghz",
+    "db",
+    "pa",
+    "kpa",
+    "mpa",
+    "bar",
+    "mbar",
+    "°c",
+    "°f",
+    "k",
+    "°",
+    "ppm",
+    "ppb",
+    "cfu",
+    "mol",
+    "mmol",
+    "µmol",
+    "iu",
+    "kcal",
+    "cal",
+    "persons",
+    "people",
+    "units",
+    "tco2",
+    "tco2e",
+    "co2e",
+    "teq",
 }
 _TOKEN = re.compile(r"[A-Za-z°µ%‰'²³0-9.]+|[" + re.escape(_CURRENCY_SYMBOLS) + r"]")
 _BRACKETED = re.compile(r"[(\[]([^()\[\]]{1,40})[)\]]")
@@ -37,13 +190,19 @@ _IN_PHRASE = re.compile(
     r"((?:[" + re.escape(_CURRENCY_SYMBOLS) + r"]\s?|[A-Z]{3}\s+)?"
     r"(?:%|per\s?cent|thousands?|millions?|billions?|'000s?|000s?|mn|bn|[a-zA-Z°µ²³/]{1,10})"
     r"(?:\s+(?:of\s+)?(?:[A-Z]{3}|euros?|dollars|pounds|tonnes|units|[" + re.escape(_CURRENCY_SYMBOLS) + r"]))?)(?!\w)",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 def _known(token: str) -> bool:
     t = token.lower().strip(".")
-    return (t in _MEASURES or t in _SCALES or t in _CURRENCY_CODES or token in _CURRENCY_SYMBOLS
-            or token.lower() in _MEASURES)
+    return (
+        t in _MEASURES
+        or t in _SCALES
+        or t in _CURRENCY_CODES
+        or token in _CURRENCY_SYMBOLS
+        or token.lower() in _MEASURES
+    )
 
 
 def is_unit(text: str) -> bool:
@@ -88,8 +247,11 @@ def units_in_text(text: str) -> list[str]:
     """Table-wide units a caption or note states ("all figures in EUR thousand", "(in %)")."""
     t = clean(text)
     found = [clean(m.group(1)) for m in _IN_PHRASE.finditer(t) if is_unit(m.group(1))]
-    found += [clean(re.sub(r"^in\s+", "", m.group(1), flags=re.IGNORECASE))
-              for m in _BRACKETED.finditer(t) if is_unit(m.group(1)) and len(m.group(1).split()) <= 3]
+    found += [
+        clean(re.sub(r"^in\s+", "", m.group(1), flags=re.IGNORECASE))
+        for m in _BRACKETED.finditer(t)
+        if is_unit(m.group(1)) and len(m.group(1).split()) <= 3
+    ]
     out: list[str] = []
     for u in found:
         if u not in out:
@@ -97,8 +259,9 @@ def units_in_text(text: str) -> list[str]:
     return out
 
 
-def column_units(paths: Sequence[Sequence[str]], numeric: Sequence[bool], caption: str = "",
-                 notes: Sequence[str] = ()) -> list[dict[str, str] | None]:
+def column_units(
+    paths: Sequence[Sequence[str]], numeric: Sequence[bool], caption: str = "", notes: Sequence[str] = ()
+) -> list[dict[str, str] | None]:
     """Per column: {'unit', 'source'} or None.
 
     A column's own header path wins (its lowest level stating a unit, the most specific);
@@ -109,8 +272,13 @@ def column_units(paths: Sequence[Sequence[str]], numeric: Sequence[bool], captio
     for path in paths:
         unit = next((u for u in (units_in_label(p) for p in reversed(path)) if u), None)
         out.append({"unit": unit, "source": "header"} if unit else None)
-    wide = [(u, source) for source, texts in (("caption", [caption]), ("notes", list(notes)))
-            for t in texts if t for u in units_in_text(t)]
+    wide = [
+        (u, source)
+        for source, texts in (("caption", [caption]), ("notes", list(notes)))
+        for t in texts
+        if t
+        for u in units_in_text(t)
+    ]
     if len({u for u, _ in wide}) == 1:
         unit, source = wide[0]
         for c, is_num in enumerate(numeric):

@@ -101,8 +101,7 @@ def _bbox(value: object) -> BBox | None:
     return (x0, y0, x1, y1)
 
 
-def complete_grid(raw_cells: list[dict], n_rows: int, n_cols: int,
-                  header_rows: int) -> list[GtCell] | None:
+def complete_grid(raw_cells: list[dict], n_rows: int, n_cols: int, header_rows: int) -> list[GtCell] | None:
     """Typed cells covering every slot exactly once, or None when the cells overlap or leave it."""
     owner = [[False] * n_cols for _ in range(n_rows)]
     cells: list[GtCell] = []
@@ -116,8 +115,7 @@ def complete_grid(raw_cells: list[dict], n_rows: int, n_cols: int,
                 if owner[i][j]:
                     return None
                 owner[i][j] = True
-        cells.append(GtCell(r, k, rs, cs, str(c.get("text") or ""), _bbox(c.get("bbox")),
-                            is_header=r < header_rows))
+        cells.append(GtCell(r, k, rs, cs, str(c.get("text") or ""), _bbox(c.get("bbox")), is_header=r < header_rows))
     for i in range(n_rows):
         for j in range(n_cols):
             if not owner[i][j]:

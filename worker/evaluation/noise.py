@@ -41,12 +41,29 @@ class NoiseLevel:
 
 LEVELS: dict[str, NoiseLevel] = {
     "none": NoiseLevel("none"),
-    "low": NoiseLevel("low", jitter=0.05, duplicate=0.05, drop_span=0.03, false_spans=0.1,
-                      low_score=0.1, score_range=(0.9, 1.0)),
-    "medium": NoiseLevel("medium", jitter=0.10, duplicate=0.08, drop=0.01, drop_span=0.1,
-                         false_spans=0.3, low_score=0.15, score_range=(0.8, 1.0)),
-    "high": NoiseLevel("high", jitter=0.18, duplicate=0.15, drop=0.03, drop_span=0.25,
-                       false_spans=0.8, low_score=0.3, score_range=(0.7, 1.0)),
+    "low": NoiseLevel(
+        "low", jitter=0.05, duplicate=0.05, drop_span=0.03, false_spans=0.1, low_score=0.1, score_range=(0.9, 1.0)
+    ),
+    "medium": NoiseLevel(
+        "medium",
+        jitter=0.10,
+        duplicate=0.08,
+        drop=0.01,
+        drop_span=0.1,
+        false_spans=0.3,
+        low_score=0.15,
+        score_range=(0.8, 1.0),
+    ),
+    "high": NoiseLevel(
+        "high",
+        jitter=0.18,
+        duplicate=0.15,
+        drop=0.03,
+        drop_span=0.25,
+        false_spans=0.8,
+        low_score=0.3,
+        score_range=(0.7, 1.0),
+    ),
 }
 LEVEL_NAMES: tuple[str, ...] = tuple(LEVELS)
 
@@ -67,8 +84,7 @@ def make_rng(seed: int, key: str, level: NoiseLevel | str) -> random.Random:
     return random.Random(f"{seed}:{key}:{name}")
 
 
-def add_noise(objects: list[StructureObject], level: str | NoiseLevel,
-              rng: random.Random) -> list[StructureObject]:
+def add_noise(objects: list[StructureObject], level: str | NoiseLevel, rng: random.Random) -> list[StructureObject]:
     """A noisy copy of the oracle objects; the input is left as it is."""
     lv = get_level(level)
     if lv == NoiseLevel(lv.name):  # no noise of any kind: return the oracle unchanged
@@ -116,8 +132,9 @@ def _score(lv: NoiseLevel, rng: random.Random) -> float:
     return round(rng.uniform(lo, hi), 4) if hi > lo else lo
 
 
-def _jittered(o: StructureObject, lv: NoiseLevel, rng: random.Random, dy_scale: float,
-              dx_scale: float, score: float) -> StructureObject:
+def _jittered(
+    o: StructureObject, lv: NoiseLevel, rng: random.Random, dy_scale: float, dx_scale: float, score: float
+) -> StructureObject:
     """Each edge moved by a normal draw scaled by the object's size; never inside out."""
     x0, y0, x1, y1 = o.bbox
     if lv.jitter:
@@ -136,9 +153,13 @@ def _shift(b: BBox, d: float, vertical: bool) -> BBox:
     return (b[0] + d, b[1], b[2] + d, b[3]) if vertical else (b[0], b[1] + d, b[2], b[3] + d)
 
 
-def _false_spans(rows: list[StructureObject], cols: list[StructureObject],
-                 spans: list[StructureObject], lv: NoiseLevel,
-                 rng: random.Random) -> list[StructureObject]:
+def _false_spans(
+    rows: list[StructureObject],
+    cols: list[StructureObject],
+    spans: list[StructureObject],
+    lv: NoiseLevel,
+    rng: random.Random,
+) -> list[StructureObject]:
     """Spanning cells over two neighbouring slots that the ground truth does not merge."""
     if not lv.false_spans or not rows or not cols or (len(rows) < 2 and len(cols) < 2):
         return []
@@ -156,9 +177,16 @@ def _false_spans(rows: list[StructureObject], cols: list[StructureObject],
             if any(_overlaps(box, s.bbox) for s in spans):
                 continue
             score = round(rng.uniform(0.5, 0.85), 4)
-            out.append(_jittered(StructureObject(SPANNING_CELL, score, box), lv, rng,
-                                 rows[i].bbox[3] - rows[i].bbox[1],
-                                 cols[j].bbox[2] - cols[j].bbox[0], score))
+            out.append(
+                _jittered(
+                    StructureObject(SPANNING_CELL, score, box),
+                    lv,
+                    rng,
+                    rows[i].bbox[3] - rows[i].bbox[1],
+                    cols[j].bbox[2] - cols[j].bbox[0],
+                    score,
+                )
+            )
             break
     return out
 

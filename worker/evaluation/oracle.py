@@ -41,12 +41,12 @@ class OracleTable:
 
 def oracle_for(table: GtTable) -> OracleTable:
     """Oracle objects and words for a ground-truth table (image size read from its image)."""
-    return oracle_from_cells(table.cells, table.n_rows, table.n_cols, table.image_size,
-                             header_rows=table.header_rows)
+    return oracle_from_cells(table.cells, table.n_rows, table.n_cols, table.image_size, header_rows=table.header_rows)
 
 
-def oracle_from_cells(cells: list[GtCell], n_rows: int, n_cols: int,
-                      image_size: tuple[float, float], header_rows: int = 0) -> OracleTable:
+def oracle_from_cells(
+    cells: list[GtCell], n_rows: int, n_cols: int, image_size: tuple[float, float], header_rows: int = 0
+) -> OracleTable:
     """Oracle objects for a complete grid of cells with (some) text boxes."""
     notes: list[str] = []
     width, height = float(image_size[0]), float(image_size[1])
@@ -60,9 +60,11 @@ def oracle_from_cells(cells: list[GtCell], n_rows: int, n_cols: int,
         objects.append(StructureObject(COLUMN_HEADER, 1.0, (x0, y0, x1, rb[header_rows])))
     for c in cells:
         if c.is_span:
-            objects.append(StructureObject(
-                SPANNING_CELL, 1.0,
-                (cb[c.col], rb[c.row], cb[c.col + c.colspan], rb[c.row + c.rowspan])))
+            objects.append(
+                StructureObject(
+                    SPANNING_CELL, 1.0, (cb[c.col], rb[c.row], cb[c.col + c.colspan], rb[c.row + c.rowspan])
+                )
+            )
     words: list[Word] = []
     line_h = typical_line_height(cells)
     for c in cells:
@@ -126,8 +128,7 @@ def _wrap(tokens: list[str], n_lines: int) -> list[list[str]]:
     return lines
 
 
-def axis_bounds(cells: list[GtCell], n: int, axis: str, limit: float,
-                notes: list[str] | None = None) -> list[float]:
+def axis_bounds(cells: list[GtCell], n: int, axis: str, limit: float, notes: list[str] | None = None) -> list[float]:
     """n+1 strictly increasing band boundaries along one axis ("row": y, "col": x).
 
     Each inner boundary sits halfway between the content of its two neighbours; the outer
@@ -151,8 +152,7 @@ def axis_bounds(cells: list[GtCell], n: int, axis: str, limit: float,
     return _make_increasing(bounds, filled, axis, notes)
 
 
-def content_extents(cells: list[GtCell], n: int, axis: str,
-                    notes: list[str] | None = None) -> list[Extent | None]:
+def content_extents(cells: list[GtCell], n: int, axis: str, notes: list[str] | None = None) -> list[Extent | None]:
     """Per row/column, the span of its content: single cells first, else slices of spanning ones."""
     notes = notes if notes is not None else []
     lo_i, hi_i = (1, 3) if axis == "row" else (0, 2)
@@ -179,8 +179,7 @@ def content_extents(cells: list[GtCell], n: int, axis: str,
     return out
 
 
-def _interpolate(extents: list[Extent | None], limit: float, axis: str,
-                 notes: list[str]) -> list[Extent]:
+def _interpolate(extents: list[Extent | None], limit: float, axis: str, notes: list[str]) -> list[Extent]:
     """Fill empty rows/columns: evenly between known neighbours, by typical pitch at the ends."""
     n = len(extents)
     known = {i: e for i, e in enumerate(extents) if e is not None}
@@ -219,8 +218,7 @@ def _interpolate(extents: list[Extent | None], limit: float, axis: str,
     return out
 
 
-def _make_increasing(bounds: list[float], extents: list[Extent], axis: str,
-                     notes: list[str]) -> list[float]:
+def _make_increasing(bounds: list[float], extents: list[Extent], axis: str, notes: list[str]) -> list[float]:
     """Repair boundaries that do not increase (overlapping content) using content centres."""
     out = list(bounds)
     for i in range(1, len(out) - 1):

@@ -23,8 +23,9 @@ from worker.evaluation.oracle import oracle_for
 from worker.evaluation.teds import is_rectangular, normalize_html, teds_normalized
 
 
-def oracle_inputs(table: GtTable, level: str | NoiseLevel,
-                  seed: int) -> tuple[list[StructureObject], list[Word], tuple[float, float]]:
+def oracle_inputs(
+    table: GtTable, level: str | NoiseLevel, seed: int
+) -> tuple[list[StructureObject], list[Word], tuple[float, float]]:
     """The objects, words and image size one table is rebuilt from at one noise level.
 
     Shared with comparison harnesses so that every post-processing sees the same input.
@@ -58,8 +59,9 @@ def score_html(pred_html: str, gt_norm: str) -> tuple[float, float]:
     return teds_normalized(pred_norm, gt_norm), teds_normalized(pred_norm, gt_norm, structure_only=True)
 
 
-def run_oracle_eval(data_dir: Path, levels: Sequence[str | NoiseLevel], seed: int,
-                    limit: int | None = None, progress: bool = True) -> dict[str, Any]:
+def run_oracle_eval(
+    data_dir: Path, levels: Sequence[str | NoiseLevel], seed: int, limit: int | None = None, progress: bool = True
+) -> dict[str, Any]:
     """Rebuild every usable table of `data_dir` at each noise level and score it.
 
     Returns summary means (overall, tables with spans, per source) per level, counts of
@@ -71,21 +73,24 @@ def run_oracle_eval(data_dir: Path, levels: Sequence[str | NoiseLevel], seed: in
     lvs = [get_level(lv) for lv in levels]
     tables, skipped = load_tables(Path(data_dir), limit=limit)
     rows: list[dict[str, Any]] = []
-    bar = tqdm(total=len(tables) * len(lvs), file=sys.stderr, disable=not progress,
-               desc="oracle eval", unit="table")
+    bar = tqdm(total=len(tables) * len(lvs), file=sys.stderr, disable=not progress, desc="oracle eval", unit="table")
     for table in tables:
         gt_norm = normalize_html(table.html)
         for lv in lvs:
-            row: dict[str, Any] = {"source": table.source, "id": table.table_id, "level": lv.name,
-                                   "has_span": table.has_span, "n_rows": table.n_rows,
-                                   "n_cols": table.n_cols}
+            row: dict[str, Any] = {
+                "source": table.source,
+                "id": table.table_id,
+                "level": lv.name,
+                "has_span": table.has_span,
+                "n_rows": table.n_rows,
+                "n_cols": table.n_cols,
+            }
             try:
                 html, valid = rebuild_html(table, lv, seed)
                 row["teds"], row["teds_struct"] = score_html(html, gt_norm)
                 row["valid"] = valid
             except Exception as exc:  # a crash scores 0 and is counted, the run goes on
-                row.update(teds=0.0, teds_struct=0.0, valid=False,
-                           error=f"{type(exc).__name__}: {exc}")
+                row.update(teds=0.0, teds_struct=0.0, valid=False, error=f"{type(exc).__name__}: {exc}")
             rows.append(row)
             bar.update(1)
     bar.close()
@@ -126,14 +131,19 @@ def _means(rows: list[dict[str, Any]]) -> dict[str, Any]:
     n = len(rows)
     if not n:
         return {"n": 0, "teds": None, "teds_struct": None}
-    return {"n": n, "teds": round(sum(r["teds"] for r in rows) / n, 4),
-            "teds_struct": round(sum(r["teds_struct"] for r in rows) / n, 4)}
+    return {
+        "n": n,
+        "teds": round(sum(r["teds"] for r in rows) / n, 4),
+        "teds_struct": round(sum(r["teds_struct"] for r in rows) / n, 4),
+    }
 
 
 def format_table(results: dict[str, Any]) -> str:
     """A fixed-width table of the summary: one line per level, then one per source under it."""
-    head = (f"{'level / source':<20} {'n':>4} {'TEDS':>7} {'TEDS-s':>7}   "
-            f"{'n span':>6} {'TEDS':>7} {'TEDS-s':>7}   {'invalid':>7} {'errors':>6}")
+    head = (
+        f"{'level / source':<20} {'n':>4} {'TEDS':>7} {'TEDS-s':>7}   "
+        f"{'n span':>6} {'TEDS':>7} {'TEDS-s':>7}   {'invalid':>7} {'errors':>6}"
+    )
     lines = [head, "-" * len(head)]
     for level, s in results["summary"].items():
         lines.append(_line(level, s, s["invalid"], s["errors"]))
@@ -141,19 +151,19 @@ def format_table(results: dict[str, Any]) -> str:
             lines.append(_line(f"  {source}", b))
     skipped = results.get("skipped") or {}
     if skipped:
-        parts = [f"{src}: " + ", ".join(f"{n} {why}" for why, n in reasons.items())
-                 for src, reasons in skipped.items()]
+        parts = [f"{src}: " + ", ".join(f"{n} {why}" for why, n in reasons.items()) for src, reasons in skipped.items()]
         lines.append("skipped: " + "; ".join(parts))
-    lines.append(f"tables: {results.get('n_tables', 0)}, seed {results.get('seed')}, "
-                 f"{results.get('seconds', 0)} s")
+    lines.append(f"tables: {results.get('n_tables', 0)}, seed {results.get('seed')}, {results.get('seconds', 0)} s")
     return "\n".join(lines)
 
 
 def _line(name: str, b: dict[str, Any], invalid: int | None = None, errors: int | None = None) -> str:
     a, sp = b["all"], b["span"]
     tail = f"   {invalid:>7} {errors:>6}" if invalid is not None else ""
-    return (f"{name:<20} {a['n']:>4} {_f(a['teds'])} {_f(a['teds_struct'])}   "
-            f"{sp['n']:>6} {_f(sp['teds'])} {_f(sp['teds_struct'])}{tail}")
+    return (
+        f"{name:<20} {a['n']:>4} {_f(a['teds'])} {_f(a['teds_struct'])}   "
+        f"{sp['n']:>6} {_f(sp['teds'])} {_f(sp['teds_struct'])}{tail}"
+    )
 
 
 def _f(v: float | None) -> str:

@@ -65,8 +65,7 @@ class Probe:
 
 
 def gt_grid(table: GtTable, header_rows: int) -> TableGrid:
-    cells = [Cell(c.row, c.col, c.rowspan, c.colspan, norm(c.text), c.bbox, c.row < header_rows)
-             for c in table.cells]
+    cells = [Cell(c.row, c.col, c.rowspan, c.colspan, norm(c.text), c.bbox, c.row < header_rows) for c in table.cells]
     return TableGrid(table.n_rows, table.n_cols, cells, header_rows=header_rows)
 
 
@@ -101,8 +100,9 @@ def make_probes(table: GtTable, header_rows: int, skipped: Counter[str]) -> list
         elif stub is None:
             skipped["ambiguous row label"] += 1
         else:
-            out.append(Probe(table_key(table), r, c, cell.text, tuple([*row.group, row.cells[0]]),
-                             tuple(col_labels), stub))
+            out.append(
+                Probe(table_key(table), r, c, cell.text, tuple([*row.group, row.cells[0]]), tuple(col_labels), stub)
+            )
     return out
 
 
@@ -154,8 +154,11 @@ def binds(line: str, probe: Probe) -> bool:
         if end != len(line) and not line.startswith("; ", end):
             continue
         seg = line.rfind("; ", 0, i)
-        if seg >= 0 and _in_order(line[seg + 2:i], probe.col_labels) and \
-                _in_order(line[after_head:seg], probe.stub_labels):
+        if (
+            seg >= 0
+            and _in_order(line[seg + 2 : i], probe.col_labels)
+            and _in_order(line[after_head:seg], probe.stub_labels)
+        ):
             return True
     return False
 
@@ -180,8 +183,11 @@ def check(units: list[str], probe: Probe) -> tuple[bool, bool]:
         if not all(_at(norm(unit), c) >= 0 for c in probe.col_labels):
             continue
         rows = unit.split("\n\n", 1)[-1]  # a chunk's description (its header) holds no row
-        hits += [line for line in (norm(x) for x in rows.split("\n"))
-                 if _in_order(line.split("; ", 1)[0], probe.row_labels) and _in_order(line, probe.stub_labels)]
+        hits += [
+            line
+            for line in (norm(x) for x in rows.split("\n"))
+            if _in_order(line.split("; ", 1)[0], probe.row_labels) and _in_order(line, probe.stub_labels)
+        ]
     if not hits:
         return False, False
     line = next((h for h in hits if _exact(h, probe)), hits[0])
@@ -189,8 +195,7 @@ def check(units: list[str], probe: Probe) -> tuple[bool, bool]:
     return found, found and binds(line, probe)
 
 
-def evaluate_table(table: GtTable, level: str, seed: int, max_tokens: int,
-                   skipped: Counter[str]) -> dict[str, Any]:
+def evaluate_table(table: GtTable, level: str, seed: int, max_tokens: int, skipped: Counter[str]) -> dict[str, Any]:
     """Probes of one table at one noise level, measured on its row lines and on its chunks."""
     header_rows = gt_header_rows(table)
     probes = make_probes(table, header_rows, skipped)
@@ -204,18 +209,39 @@ def evaluate_table(table: GtTable, level: str, seed: int, max_tokens: int,
     texts = [c["text"] for c in chunks]
     results = [(p, check(lines, p), check(texts, p)) for p in probes]
     return {
-        "source": table.source, "id": table.table_id, "level": lv.name, "header_rows": header_rows,
-        "probes": len(probes), "chunks": len(chunks),
-        "rows_find": sum(r[1][0] for r in results), "rows_bind": sum(r[1][1] for r in results),
-        "chunks_find": sum(r[2][0] for r in results), "chunks_bind": sum(r[2][1] for r in results),
-        "failures": [{"row": p.row, "col": p.col, "value": p.value, "labels": list(p.labels),
-                      "rows": list(rr), "chunks": list(cr)}
-                     for p, rr, cr in results if not (rr[1] and cr[1])][:5],
+        "source": table.source,
+        "id": table.table_id,
+        "level": lv.name,
+        "header_rows": header_rows,
+        "probes": len(probes),
+        "chunks": len(chunks),
+        "rows_find": sum(r[1][0] for r in results),
+        "rows_bind": sum(r[1][1] for r in results),
+        "chunks_find": sum(r[2][0] for r in results),
+        "chunks_bind": sum(r[2][1] for r in results),
+        "failures": [
+            {
+                "row": p.row,
+                "col": p.col,
+                "value": p.value,
+                "labels": list(p.labels),
+                "rows": list(rr),
+                "chunks": list(cr),
+            }
+            for p, rr, cr in results
+            if not (rr[1] and cr[1])
+        ][:5],
     }
 
 
-def run_probes_eval(data_dir: Path, levels: Sequence[str], seed: int = 0, max_tokens: int = 256,
-                    limit: int | None = None, progress: bool = True) -> dict[str, Any]:
+def run_probes_eval(
+    data_dir: Path,
+    levels: Sequence[str],
+    seed: int = 0,
+    max_tokens: int = 256,
+    limit: int | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
     """Probe every usable table of `data_dir` at each noise level; summary rates and per-table rows."""
     from tqdm import tqdm
 
@@ -224,8 +250,9 @@ def run_probes_eval(data_dir: Path, levels: Sequence[str], seed: int = 0, max_to
     tables, skipped_tables = load_tables(Path(data_dir), limit=limit)
     rows: list[dict[str, Any]] = []
     skipped: Counter[str] = Counter()
-    with tqdm(total=len(tables) * len(names), file=sys.stderr, disable=not progress, desc="probes",
-              unit="table") as bar:
+    with tqdm(
+        total=len(tables) * len(names), file=sys.stderr, disable=not progress, desc="probes", unit="table"
+    ) as bar:
         for table in tables:
             for i, level in enumerate(names):
                 counter: Counter[str] = Counter()
@@ -233,25 +260,47 @@ def run_probes_eval(data_dir: Path, levels: Sequence[str], seed: int = 0, max_to
                     rows.append(evaluate_table(table, level, seed, max_tokens, counter))
                 except Exception as exc:  # a crash is counted (its probes fail), the run goes on
                     n = len(make_probes(table, gt_header_rows(table), Counter()))
-                    rows.append({"source": table.source, "id": table.table_id, "level": level, "probes": n,
-                                 "chunks": 0, "rows_find": 0, "rows_bind": 0, "chunks_find": 0,
-                                 "chunks_bind": 0, "error": f"{type(exc).__name__}: {exc}", "failures": []})
+                    rows.append(
+                        {
+                            "source": table.source,
+                            "id": table.table_id,
+                            "level": level,
+                            "probes": n,
+                            "chunks": 0,
+                            "rows_find": 0,
+                            "rows_bind": 0,
+                            "chunks_find": 0,
+                            "chunks_bind": 0,
+                            "error": f"{type(exc).__name__}: {exc}",
+                            "failures": [],
+                        }
+                    )
                 if i == 0:
                     skipped.update(counter)
                 bar.update(1)
     return {
-        "data_dir": str(data_dir), "seed": seed, "max_tokens": max_tokens, "levels": names,
-        "n_tables": len(tables), "skipped_tables": skipped_tables, "skipped_probes": dict(skipped),
+        "data_dir": str(data_dir),
+        "seed": seed,
+        "max_tokens": max_tokens,
+        "levels": names,
+        "n_tables": len(tables),
+        "skipped_tables": skipped_tables,
+        "skipped_probes": dict(skipped),
         "tables_without_header": sum(1 for r in rows if r["level"] == names[0] and not r.get("header_rows")),
         "summary": {lv: _summary([r for r in rows if r["level"] == lv]) for lv in names},
-        "tables": rows, "seconds": round(time.perf_counter() - started, 2),
+        "tables": rows,
+        "seconds": round(time.perf_counter() - started, 2),
     }
 
 
 def _rates(rows: list[dict[str, Any]]) -> dict[str, Any]:
     n = sum(r["probes"] for r in rows)
-    out: dict[str, Any] = {"tables": len(rows), "probes": n, "chunks": sum(r["chunks"] for r in rows),
-                           "errors": sum(1 for r in rows if "error" in r)}
+    out: dict[str, Any] = {
+        "tables": len(rows),
+        "probes": n,
+        "chunks": sum(r["chunks"] for r in rows),
+        "errors": sum(1 for r in rows if "error" in r),
+    }
     for key in ("rows_find", "rows_bind", "chunks_find", "chunks_bind"):
         out[key] = round(sum(r[key] for r in rows) / n, 4) if n else None
     return out
@@ -264,16 +313,20 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def format_table(results: dict[str, Any]) -> str:
     """The summary as a fixed-width text table."""
-    head = (f"{'level / source':<20} {'tables':>6} {'probes':>6} {'chunks':>6}   "
-            f"{'rows find':>9} {'rows bind':>9} {'chunk find':>10} {'chunk bind':>10}")
+    head = (
+        f"{'level / source':<20} {'tables':>6} {'probes':>6} {'chunks':>6}   "
+        f"{'rows find':>9} {'rows bind':>9} {'chunk find':>10} {'chunk bind':>10}"
+    )
     lines = [head, "-" * len(head)]
 
     def line(name: str, s: dict[str, Any]) -> str:
         def pct(v: float | None) -> str:
             return f"{v:.2%}" if v is not None else "-"
 
-        return (f"{name:<20} {s['tables']:>6} {s['probes']:>6} {s['chunks']:>6}   {pct(s['rows_find']):>9} "
-                f"{pct(s['rows_bind']):>9} {pct(s['chunks_find']):>10} {pct(s['chunks_bind']):>10}")
+        return (
+            f"{name:<20} {s['tables']:>6} {s['probes']:>6} {s['chunks']:>6}   {pct(s['rows_find']):>9} "
+            f"{pct(s['rows_bind']):>9} {pct(s['chunks_find']):>10} {pct(s['chunks_bind']):>10}"
+        )
 
     for level, s in results["summary"].items():
         lines.append(line(level, s) + (f"   {s['errors']} error(s)" if s["errors"] else ""))
@@ -284,9 +337,13 @@ def format_table(results: dict[str, Any]) -> str:
         lines.append("probes left out: " + ", ".join(f"{n} {why}" for why, n in sorted(sk.items())))
     st = results.get("skipped_tables") or {}
     if st:
-        lines.append("tables skipped: " + "; ".join(f"{src}: " + ", ".join(f"{n} {why}" for why, n in r.items())
-                                                     for src, r in st.items()))
-    lines.append(f"tables without a header (no column labels): {results.get('tables_without_header', 0)}; "
-                 f"chunk budget {results['max_tokens']} tokens (approx), seed {results['seed']}, "
-                 f"{results['seconds']} s")
+        lines.append(
+            "tables skipped: "
+            + "; ".join(f"{src}: " + ", ".join(f"{n} {why}" for why, n in r.items()) for src, r in st.items())
+        )
+    lines.append(
+        f"tables without a header (no column labels): {results.get('tables_without_header', 0)}; "
+        f"chunk budget {results['max_tokens']} tokens (approx), seed {results['seed']}, "
+        f"{results['seconds']} s"
+    )
     return "\n".join(lines)

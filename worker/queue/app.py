@@ -44,11 +44,16 @@ def celery_config(s: Settings) -> dict[str, Any]:
             "retry_on_timeout": True,
             "health_check_interval": 25,
         },
-        "result_backend_transport_options": {"retry_policy": {"max_retries": 10, "interval_start": 0.2,
-                                                              "interval_step": 0.5, "interval_max": 3}},
+        "result_backend_transport_options": {
+            "retry_policy": {"max_retries": 10, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 3}
+        },
         "task_publish_retry": True,
-        "task_publish_retry_policy": {"max_retries": 10, "interval_start": 0.2, "interval_step": 0.5,
-                                      "interval_max": 3},
+        "task_publish_retry_policy": {
+            "max_retries": 10,
+            "interval_start": 0.2,
+            "interval_step": 0.5,
+            "interval_max": 3,
+        },
         # a task is acknowledged only when it has finished: a lost worker's task runs again
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
@@ -116,8 +121,11 @@ def make_app(settings: Settings | None = None, *, worker: bool = False) -> Celer
     """A Celery app for `settings`. Clients send by task name, so only the worker's app
     (`worker=True`) includes the task module and becomes Celery's current app."""
     settings = settings or get_settings()
-    app = Celery("tablesight", include=["worker.queue.tasks", "worker.queue.vision_tasks"] if worker else [],
-                 set_as_current=worker)
+    app = Celery(
+        "tablesight",
+        include=["worker.queue.tasks", "worker.queue.vision_tasks"] if worker else [],
+        set_as_current=worker,
+    )
     app.conf.update(celery_config(settings))
     return app
 

@@ -99,10 +99,16 @@ class JobClient:
             self._app.close()
         self.state.r.close()
 
-    def enqueue(self, path_or_bytes: str | Path | bytes, options: dict[str, Any] | None = None, *,
-                name: str | None = None, force: bool = False) -> str:
+    def enqueue(
+        self,
+        path_or_bytes: str | Path | bytes,
+        options: dict[str, Any] | None = None,
+        *,
+        name: str | None = None,
+        force: bool = False,
+    ) -> str:
         """Upload the input and queue its job; returns the job id (an existing one for a duplicate)."""
-        from worker.pipeline import doc_id_for
+        from worker.outputs import doc_id_for
 
         opts = normalise_options(options, self.settings)
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
@@ -120,10 +126,23 @@ class JobClient:
                 return existing
         job_id = uuid.uuid4().hex
         doc_id = doc_id_for(sha256)
-        job = {"job_id": job_id, "doc_id": doc_id, "sha256": sha256, "source": name[:255],
-               "input_key": source_key(doc_id), "options": opts, "options_hash": ohash, "force": force,
-               "status": "queued", "pages_total": 0, "pages_done": 0, "pages_failed": 0,
-               "created_at": now_iso(), "created_ts": f"{time.time():.3f}", "size": len(data)}
+        job = {
+            "job_id": job_id,
+            "doc_id": doc_id,
+            "sha256": sha256,
+            "source": name[:255],
+            "input_key": source_key(doc_id),
+            "options": opts,
+            "options_hash": ohash,
+            "force": force,
+            "status": "queued",
+            "pages_total": 0,
+            "pages_done": 0,
+            "pages_failed": 0,
+            "created_at": now_iso(),
+            "created_ts": f"{time.time():.3f}",
+            "size": len(data),
+        }
         self.state.create(job_id, job)  # before the dedup key, so a racing client finds a live job
         holder = self.state.remember(sha256, ohash, job_id, replace=force)
         if holder != job_id:
@@ -132,8 +151,10 @@ class JobClient:
                 return holder
             self.state.remember(sha256, ohash, job_id, replace=True)
         if len(data) > self.settings.max_file_bytes:  # refused here, not uploaded: failed at once
-            reason = (f"file is {len(data)} bytes, over the limit of {self.settings.max_file_bytes} "
-                      "(TABLESIGHT_MAX_FILE_BYTES)")
+            reason = (
+                f"file is {len(data)} bytes, over the limit of {self.settings.max_file_bytes} "
+                "(TABLESIGHT_MAX_FILE_BYTES)"
+            )
             fail_job(SimpleNamespace(state=self.state, storage=self.storage), job, reason, _log)
             return job_id
         try:
@@ -142,8 +163,9 @@ class JobClient:
             self.app.send_task(DOCUMENT_TASK, args=(job_id,), task_id=f"{job_id}.doc")
         except Exception as exc:
             self.state.forget(sha256, ohash, job_id)
-            self.state.transition(job_id, {"queued"}, "failed", reason=f"could not enqueue: {exc}",
-                                  finished_at=now_iso())
+            self.state.transition(
+                job_id, {"queued"}, "failed", reason=f"could not enqueue: {exc}", finished_at=now_iso()
+            )
             raise
         return job_id
 
@@ -163,8 +185,23 @@ class JobClient:
         if job is None:
             raise JobNotFound(f"no job {job_id} (unknown, or its state expired)")
         pages = self.state.pages(job_id)
-        out = {k: job.get(k) for k in ("job_id", "doc_id", "status", "source", "sha256", "options", "pages_total",
-                                       "pages_done", "pages_failed", "created_at", "started_at", "finished_at")}
+        out = {
+            k: job.get(k)
+            for k in (
+                "job_id",
+                "doc_id",
+                "status",
+                "source",
+                "sha256",
+                "options",
+                "pages_total",
+                "pages_done",
+                "pages_failed",
+                "created_at",
+                "started_at",
+                "finished_at",
+            )
+        }
         out["force"] = bool(job.get("force"))
         out["tables"] = job.get("tables")
         out["reason"] = job.get("reason") or None
@@ -172,8 +209,11 @@ class JobClient:
         out["errors"] = [{"page": p, "reason": i["error"]} for p, i in pages.items() if i.get("error")]
         if out["reason"] and not out["errors"]:
             out["errors"] = [{"reason": out["reason"]}]
-        out["manifest"] = self.storage.location(job_manifest_key(job["doc_id"], job_id)) \
-            if job.get("status") in TERMINAL and job.get("manifest_key") else None
+        out["manifest"] = (
+            self.storage.location(job_manifest_key(job["doc_id"], job_id))
+            if job.get("status") in TERMINAL and job.get("manifest_key")
+            else None
+        )
         return out
 
     def result(self, job_id: str) -> dict[str, Any]:
@@ -184,11 +224,19 @@ class JobClient:
         try:
             return self.storage.get_json(job_manifest_key(st["doc_id"], job_id))
         except KeyError:
-            raise JobNotFound(f"job {job_id} is {st['status']} but its manifest is not in storage "
-                              f"({st['reason'] or 'no reason recorded'})") from None
+            raise JobNotFound(
+                f"job {job_id} is {st['status']} but its manifest is not in storage "
+                f"({st['reason'] or 'no reason recorded'})"
+            ) from None
 
-    def wait(self, job_id: str, timeout: float | None = None, *, poll: float = 0.5,
-             on_progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    def wait(
+        self,
+        job_id: str,
+        timeout: float | None = None,
+        *,
+        poll: float = 0.5,
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
+    ) -> dict[str, Any]:
         """Poll until the job ends; returns its manifest (JobTimeout after `timeout` seconds)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
@@ -198,12 +246,22 @@ class JobClient:
             if st["status"] in TERMINAL:
                 return self.result(job_id)
             if deadline is not None and time.monotonic() >= deadline:
-                raise JobTimeout(f"job {job_id} still {st['status']} after {timeout} s "
-                                 f"({st['pages_done']}/{st['pages_total']} pages)")
+                raise JobTimeout(
+                    f"job {job_id} still {st['status']} after {timeout} s "
+                    f"({st['pages_done']}/{st['pages_total']} pages)"
+                )
             time.sleep(poll)
 
-    def read_table(self, table_id: str, *, backend: str | None = None, model: str | None = None,
-                   force: bool = False, wait: bool = False, timeout: float | None = None) -> str | dict[str, Any]:
+    def read_table(
+        self,
+        table_id: str,
+        *,
+        backend: str | None = None,
+        model: str | None = None,
+        force: bool = False,
+        wait: bool = False,
+        timeout: float | None = None,
+    ) -> str | dict[str, Any]:
         """Queue a vision read of a stored table (`<doc_id>/<table_id>`) on the vision queue.
 
         Returns the task id, or with `wait=True` the read's summary (status, reason, html_key,
@@ -225,8 +283,13 @@ def default_client() -> JobClient:
     return _default
 
 
-def enqueue(path_or_bytes: str | Path | bytes, options: dict[str, Any] | None = None, *, name: str | None = None,
-            force: bool = False) -> str:
+def enqueue(
+    path_or_bytes: str | Path | bytes,
+    options: dict[str, Any] | None = None,
+    *,
+    name: str | None = None,
+    force: bool = False,
+) -> str:
     return default_client().enqueue(path_or_bytes, options, name=name, force=force)
 
 

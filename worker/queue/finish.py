@@ -29,11 +29,24 @@ def job_manifest_key(doc_id: str, job_id: str) -> str:
     return f"{doc_id}/jobs/{job_id}.json"
 
 
-def finish_page(rt: Runtime, job_id: str, page: int, *, worker: str | None, tables: int = 0,
-                seconds: float = 0.0, error: str | None = None, reused: bool = False) -> tuple[int, int, int]:
+def finish_page(
+    rt: Runtime,
+    job_id: str,
+    page: int,
+    *,
+    worker: str | None,
+    tables: int = 0,
+    seconds: float = 0.0,
+    error: str | None = None,
+    reused: bool = False,
+) -> tuple[int, int, int]:
     """Count `page` as done (once); returns (counted by this call, pages done, pages total)."""
-    info: dict[str, Any] = {"state": "failed" if error else "done", "worker": worker, "pid": os.getpid(),
-                            "finished_at": now_iso()}
+    info: dict[str, Any] = {
+        "state": "failed" if error else "done",
+        "worker": worker,
+        "pid": os.getpid(),
+        "finished_at": now_iso(),
+    }
     if error:
         info["error"] = error
     else:
@@ -62,32 +75,61 @@ def finalise(rt: Runtime, job_id: str, token: str, log: logging.LoggerAdapter) -
     def record(p: int) -> dict[str, Any]:
         info = infos.get(p, {})
         if info.get("state") == "failed":
-            return {"page": p, "tables": [], "errors": [{"page": p, "reason": info.get("error", "failed")}],
-                    "timings": {}}
+            return {
+                "page": p,
+                "tables": [],
+                "errors": [{"page": p, "reason": info.get("error", "failed")}],
+                "timings": {},
+            }
         try:
             return rt.storage.get_json(page_key(job["doc_id"], p))
         except KeyError:
-            return {"page": p, "tables": [], "errors": [{"page": p, "reason": "page record missing from storage"}],
-                    "timings": {}}
+            return {
+                "page": p,
+                "tables": [],
+                "errors": [{"page": p, "reason": "page record missing from storage"}],
+                "timings": {},
+            }
 
     with ThreadPoolExecutor(max_workers=min(_READ_THREADS, max(1, len(pages)))) as pool:
         records = list(pool.map(record, pages))
     for r in records:
         for key in ("job_id", "page_options_hash", "models"):
             r.pop(key, None)
-    manifest = build_manifest(doc_id=job["doc_id"], source=job.get("source", ""), sha256=job["sha256"],
-                              kind=job.get("kind"), page_count=job.get("page_count", 0), pages=pages,
-                              page_records=records, errors=[], models=job.get("models") or {},
-                              options=job["options"], started=float(job.get("created_ts") or time.time()))
+    manifest = build_manifest(
+        doc_id=job["doc_id"],
+        source=job.get("source", ""),
+        sha256=job["sha256"],
+        kind=job.get("kind"),
+        page_count=job.get("page_count", 0),
+        pages=pages,
+        page_records=records,
+        errors=[],
+        models=job.get("models") or {},
+        options=job["options"],
+        started=float(job.get("created_ts") or time.time()),
+    )
     manifest["job_id"] = job_id
     if rt.settings.link_continued_tables:  # same as the in-process path (pipeline.extract_document)
         manifest = attach_logical_tables(manifest, rt.storage, tolerance=rt.settings.continuation_column_tolerance)
     _write_manifest(rt, job["doc_id"], job_id, manifest)
     reason = "; ".join(e["reason"] for e in manifest["errors"][:3])
-    rt.state.transition(job_id, ACTIVE, manifest["status"], finished_at=now_iso(), tables=len(manifest["tables"]),
-                        manifest_key=job_manifest_key(job["doc_id"], job_id), reason=reason)
-    log.info("job %s: %d page(s), %d table(s), %d error(s)", manifest["status"], len(pages),
-             len(manifest["tables"]), len(manifest["errors"]))
+    rt.state.transition(
+        job_id,
+        ACTIVE,
+        manifest["status"],
+        finished_at=now_iso(),
+        tables=len(manifest["tables"]),
+        manifest_key=job_manifest_key(job["doc_id"], job_id),
+        reason=reason,
+    )
+    log.info(
+        "job %s: %d page(s), %d table(s), %d error(s)",
+        manifest["status"],
+        len(pages),
+        len(manifest["tables"]),
+        len(manifest["errors"]),
+    )
     if rt.settings.vision_auto_read:
         _enqueue_vision_reads(manifest, rt, log)
     return manifest
@@ -96,10 +138,19 @@ def finalise(rt: Runtime, job_id: str, token: str, log: logging.LoggerAdapter) -
 def fail_job(rt: Runtime, job: dict[str, Any], reason: str, log: logging.LoggerAdapter) -> None:
     """The job cannot run at all (bad input, bad options, gave up): failed manifest, failed state."""
     job_id = job["job_id"]
-    manifest = build_manifest(doc_id=job["doc_id"], source=job.get("source", ""), sha256=job.get("sha256"),
-                              kind=job.get("kind") or None, page_count=int(job.get("page_count") or 0), pages=[],
-                              page_records=[], errors=[{"reason": reason}], models={},
-                              options=job.get("options") or {}, started=float(job.get("created_ts") or time.time()))
+    manifest = build_manifest(
+        doc_id=job["doc_id"],
+        source=job.get("source", ""),
+        sha256=job.get("sha256"),
+        kind=job.get("kind") or None,
+        page_count=int(job.get("page_count") or 0),
+        pages=[],
+        page_records=[],
+        errors=[{"reason": reason}],
+        models={},
+        options=job.get("options") or {},
+        started=float(job.get("created_ts") or time.time()),
+    )
     manifest["job_id"] = job_id
     try:
         _write_manifest(rt, job["doc_id"], job_id, manifest)

@@ -87,9 +87,14 @@ def now_iso(ts: float | None = None) -> str:
 def redis_client(url: str) -> redis.Redis:
     """A client that rides out a broker restart: commands retry with jittered backoff (~20 s)."""
     return redis.Redis.from_url(
-        url, decode_responses=True, socket_timeout=15, socket_connect_timeout=5, health_check_interval=15,
+        url,
+        decode_responses=True,
+        socket_timeout=15,
+        socket_connect_timeout=5,
+        health_check_interval=15,
         retry=Retry(ExponentialWithJitterBackoff(cap=2.0, base=0.05), retries=14),
-        retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError])
+        retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError],
+    )
 
 
 class JobState:
@@ -142,8 +147,9 @@ class JobState:
         flat: list[str] = []
         for k, v in _encode(fields).items():
             flat += [k, v]
-        return bool(self._transition(keys=[self.key(job_id)],
-                                     args=[",".join(sorted(allowed)), status, self.ttl, *flat]))
+        return bool(
+            self._transition(keys=[self.key(job_id)], args=[",".join(sorted(allowed)), status, self.ttl, *flat])
+        )
 
     def start(self, job_id: str, pages: list[int], page_count: int, kind: str) -> bool:
         """Record the page plan (queued pages keep whatever progress a re-run finds) and go running."""
@@ -176,8 +182,9 @@ class JobState:
 
     def mark_done(self, job_id: str, page: int, info: dict[str, Any], failed: bool) -> tuple[int, int, int]:
         """Count the page once; returns (1 if this call counted it else 0 or -1, done, total)."""
-        added, done, total = self._mark_done(keys=self._keys(job_id),
-                                             args=[str(page), json.dumps(info), "1" if failed else "0", self.ttl])
+        added, done, total = self._mark_done(
+            keys=self._keys(job_id), args=[str(page), json.dumps(info), "1" if failed else "0", self.ttl]
+        )
         return int(added), int(done), int(total)
 
     def pages(self, job_id: str) -> dict[int, dict[str, Any]]:

@@ -56,13 +56,14 @@ def page_task_id(job_id: str, pages: list[int]) -> str:
 def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, StorageError):
         return exc.transient
-    return isinstance(exc, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OperationalError,
-                            ConnectionError))
+    return isinstance(
+        exc, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OperationalError, ConnectionError)
+    )
 
 
 def backoff(retries: int, base: float, cap: float) -> float:
     """Exponential delay with equal jitter: between half and all of min(cap, base * 2**retries)."""
-    delay = min(cap, base * (2 ** retries))
+    delay = min(cap, base * (2**retries))
     return delay / 2 + random.uniform(0, delay / 2)
 
 
@@ -114,8 +115,7 @@ def _retry(task: Task, exc: BaseException, log: JobLog) -> None:
     if task.request.retries >= s.task_max_retries:
         return
     delay = backoff(task.request.retries, s.retry_backoff_base, s.retry_backoff_max)
-    log.warning("transient error, retry %d/%d in %.1f s: %s", task.request.retries + 1, s.task_max_retries,
-                delay, exc)
+    log.warning("transient error, retry %d/%d in %.1f s: %s", task.request.retries + 1, s.task_max_retries, delay, exc)
     raise task.retry(exc=exc, countdown=delay, max_retries=s.task_max_retries)
 
 
@@ -139,7 +139,7 @@ def document_task(self: Task, job_id: str) -> dict[str, Any] | None:
             fail_job(rt, job, exc.reason if isinstance(exc, InputError) else str(exc), log)
             return {"job_id": job_id, "status": "failed"}
         size = rt.settings.pages_per_task
-        groups = [pages[i:i + size] for i in range(0, len(pages), size)]
+        groups = [pages[i : i + size] for i in range(0, len(pages), size)]
         rt.state.start(job_id, pages, doc.page_count, doc.kind)
         if job.get("fanned_out") != "1":
             for group in groups:
@@ -188,8 +188,14 @@ def page_task(self: Task, job_id: str, pages: list[int]) -> dict[str, Any] | Non
         if todo:
             _run(self, rt, job, todo, finished, log)
     except SoftTimeLimitExceeded:
-        _fail_pages(self, rt, job_id, [p for p in pages if p not in finished],
-                    f"page took longer than the soft time limit ({rt.settings.task_soft_time_limit} s)", log)
+        _fail_pages(
+            self,
+            rt,
+            job_id,
+            [p for p in pages if p not in finished],
+            f"page took longer than the soft time limit ({rt.settings.task_soft_time_limit} s)",
+            log,
+        )
     except Exception as exc:
         reason = _retry_or_reason(self, exc, log, "page task")
         _fail_pages(self, rt, job_id, [p for p in pages if p not in finished], reason, log)
@@ -205,8 +211,9 @@ def page_task(self: Task, job_id: str, pages: list[int]) -> dict[str, Any] | Non
     return {"job_id": job_id, "pages": sorted(finished)}
 
 
-def _pages_to_run(task: Task, rt: Runtime, job: dict[str, Any], pages: list[int], finished: set[int],
-                  log: JobLog) -> list[int]:
+def _pages_to_run(
+    task: Task, rt: Runtime, job: dict[str, Any], pages: list[int], finished: set[int], log: JobLog
+) -> list[int]:
     """Pages of this task not yet counted; pages that keep killing their worker are failed."""
     job_id = job["job_id"]
     attempts = rt.state.count_attempts(job_id, pages)
@@ -217,8 +224,7 @@ def _pages_to_run(task: Task, rt: Runtime, job: dict[str, Any], pages: list[int]
             continue
         crashes = attempts[p] - 1 - task.request.retries
         if crashes > rt.settings.max_page_crashes:
-            reason = (f"page {p} was lost mid-run {crashes} times (worker killed or out of memory); "
-                      "not running it again")
+            reason = f"page {p} was lost mid-run {crashes} times (worker killed or out of memory); not running it again"
             log.error(reason)
             finish_page(rt, job_id, p, worker=task.request.hostname, error=reason)
             finished.add(p)
@@ -251,21 +257,44 @@ def _run(task: Task, rt: Runtime, job: dict[str, Any], todo: list[int], finished
     if not run:
         return
     for p in run:
-        rt.state.page_info(job_id, p, {"state": "running", "worker": host, "pid": os.getpid(),
-                                       "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        rt.state.page_info(
+            job_id,
+            p,
+            {
+                "state": "running",
+                "worker": host,
+                "pid": os.getpid(),
+                "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            },
+        )
     if s.test_page_delay:
         time.sleep(s.test_page_delay * len(run))  # TEST HOOK (Settings.test_page_delay)
     since = time.perf_counter()
-    for result in process_pages(doc, run, doc_id=job["doc_id"], stages=stages, storage=rt.storage, settings=s,
-                                dpi=int(job["options"]["dpi"]), record_extra=marker):
+    for result in process_pages(
+        doc,
+        run,
+        doc_id=job["doc_id"],
+        stages=stages,
+        storage=rt.storage,
+        settings=s,
+        dpi=int(job["options"]["dpi"]),
+        record_extra=marker,
+    ):
         # wall time for this page (stage timings overlap: the pipeline runs some of them on threads)
         seconds, since = time.perf_counter() - since, time.perf_counter()
         error = "; ".join(e["reason"] for e in result.errors) or None
-        counted, done, total = finish_page(rt, job_id, result.page, worker=host, tables=len(result.tables),
-                                           seconds=seconds)
+        counted, done, total = finish_page(
+            rt, job_id, result.page, worker=host, tables=len(result.tables), seconds=seconds
+        )
         finished.add(result.page)
-        job_log(job_id, [result.page]).info("%d table(s) in %.2f s%s; %d/%d page(s) done", len(result.tables),
-                                            seconds, f" ({error})" if error else "", done, total)
+        job_log(job_id, [result.page]).info(
+            "%d table(s) in %.2f s%s; %d/%d page(s) done",
+            len(result.tables),
+            seconds,
+            f" ({error})" if error else "",
+            done,
+            total,
+        )
 
 
 def _reusable(storage: Storage, doc_id: str, page: int, marker: dict[str, Any]) -> int | None:

@@ -14,12 +14,14 @@ from worker.vision.read import parse_table_ref
 VISION_READ_TASK = "tablesight.vision.read"  # routed to the vision queue by `tablesight.vision.*`
 
 
-def enqueue_read(celery_app: Any, table_id: str, *, backend: str | None = None, model: str | None = None,
-                 force: bool = False) -> str:
+def enqueue_read(
+    celery_app: Any, table_id: str, *, backend: str | None = None, model: str | None = None, force: bool = False
+) -> str:
     """Send one vision task; returns its task id. A malformed id raises ValueError here, not on a worker."""
     ref = parse_table_ref(table_id)
-    result = celery_app.send_task(VISION_READ_TASK, args=(str(ref),),
-                                  kwargs={"backend": backend, "model": model, "force": force})
+    result = celery_app.send_task(
+        VISION_READ_TASK, args=(str(ref),), kwargs={"backend": backend, "model": model, "force": force}
+    )
     return result.id
 
 

@@ -43,19 +43,44 @@ _SOFT, _HARD = _limits(get_settings())
 
 def summary(record: dict[str, Any]) -> dict[str, Any]:
     """What the task returns (the full record, raw answer included, stays in storage)."""
-    keys = ("doc_id", "table_id", "status", "failure", "reason", "retryable", "backend", "model", "prompt_version",
-            "created_at", "latency_seconds", "tokens", "html_key", "grid", "cached", "kept_previous")
+    keys = (
+        "doc_id",
+        "table_id",
+        "status",
+        "failure",
+        "reason",
+        "retryable",
+        "backend",
+        "model",
+        "prompt_version",
+        "created_at",
+        "latency_seconds",
+        "tokens",
+        "html_key",
+        "grid",
+        "cached",
+        "kept_previous",
+    )
     out = {k: record.get(k) for k in keys if k in record}
     agreement = record.get("agreement") or {}
-    out["agreement"] = {k: agreement.get(k) for k in ("teds", "teds_struct", "cell_match", "same_shape")} \
-        if agreement else None
+    out["agreement"] = (
+        {k: agreement.get(k) for k in ("teds", "teds_struct", "cell_match", "same_shape")} if agreement else None
+    )
     return out
 
 
-@app.task(name=VISION_READ_TASK, bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=False,
-          soft_time_limit=_SOFT, time_limit=_HARD)
-def vision_read_task(self: Task, table_id: str, backend: str | None = None, model: str | None = None,
-                     force: bool = False) -> dict[str, Any]:
+@app.task(
+    name=VISION_READ_TASK,
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=False,
+    soft_time_limit=_SOFT,
+    time_limit=_HARD,
+)
+def vision_read_task(
+    self: Task, table_id: str, backend: str | None = None, model: str | None = None, force: bool = False
+) -> dict[str, Any]:
     """Read `table_id` (`<doc_id>/<table_id>`); returns the read's summary, failures included."""
     log = logger
     rt = runtime()
@@ -63,11 +88,13 @@ def vision_read_task(self: Task, table_id: str, backend: str | None = None, mode
     deadline = time.monotonic() + max(1.0, _SOFT - _MARGIN)
     try:
         ref = parse_table_ref(table_id)
-        record = read_table(rt.storage, ref, settings, backend=backend, force=force, deadline=deadline,
-                            request_id=self.request.id)
+        record = read_table(
+            rt.storage, ref, settings, backend=backend, force=force, deadline=deadline, request_id=self.request.id
+        )
     except SoftTimeLimitExceeded:
-        return _failed(table_id, "timeout", f"the read took longer than the soft time limit ({_SOFT} s)",
-                       retryable=True)
+        return _failed(
+            table_id, "timeout", f"the read took longer than the soft time limit ({_SOFT} s)", retryable=True
+        )
     except ValueError as exc:
         return _failed(table_id, "bad-id", str(exc), retryable=False)
     except TableNotFound as exc:
@@ -84,8 +111,13 @@ def vision_read_task(self: Task, table_id: str, backend: str | None = None, mode
     if record.get("cached"):
         log.info("[table=%s] stored %s read of %s reused", table_id, record["status"], record.get("created_at"))
     else:
-        log.info("[table=%s] %s in %s s%s", table_id, record["status"], record.get("latency_seconds"),
-                 f": {record.get('reason')}" if record["status"] != "ok" else "")
+        log.info(
+            "[table=%s] %s in %s s%s",
+            table_id,
+            record["status"],
+            record.get("latency_seconds"),
+            f": {record.get('reason')}" if record["status"] != "ok" else "",
+        )
     return summary(record)
 
 
@@ -93,6 +125,11 @@ def _failed(table_id: str, failure: str, reason: str, *, retryable: bool) -> dic
     """A read that could not even start (bad id, unknown table, reader not set up): nothing stored."""
     doc_id, _, tid = table_id.partition("/")
     logger.error("[table=%s] %s", table_id, reason)
-    return {"doc_id": doc_id, "table_id": tid, "status": "failed", "failure": failure, "reason": reason,
-            "retryable": retryable}
-
+    return {
+        "doc_id": doc_id,
+        "table_id": tid,
+        "status": "failed",
+        "failure": failure,
+        "reason": reason,
+        "retryable": retryable,
+    }

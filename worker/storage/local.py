@@ -47,8 +47,9 @@ class LocalStorage(Storage):
         base = self._path(prefix)
         if not base.is_dir():
             return []
-        return sorted(str(p.relative_to(self.root)) for p in base.rglob("*")
-                      if p.is_file() and not p.name.startswith("."))
+        return sorted(
+            str(p.relative_to(self.root)) for p in base.rglob("*") if p.is_file() and not p.name.startswith(".")
+        )
 
     def location(self, key: str) -> str:
         return str(self._path(key))

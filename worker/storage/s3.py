@@ -20,16 +20,34 @@ from urllib.parse import urlparse
 from worker.storage.base import Storage, StorageError, validate_key
 
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
-_TRANSIENT_CODES = {"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "RequestTimeTooSkewed",
-                    "InternalError", "ServiceUnavailable", "RequestLimitExceeded", "TooManyRequests",
-                    "OperationAborted", "BandwidthLimitExceeded"}
+_TRANSIENT_CODES = {
+    "SlowDown",
+    "Throttling",
+    "ThrottlingException",
+    "RequestTimeout",
+    "RequestTimeTooSkewed",
+    "InternalError",
+    "ServiceUnavailable",
+    "RequestLimitExceeded",
+    "TooManyRequests",
+    "OperationAborted",
+    "BandwidthLimitExceeded",
+}
 _MISSING_KEY_CODES = {"NoSuchKey", "404", "NotFound"}
 
 
 class S3Storage(Storage):
-    def __init__(self, bucket: str, prefix: str = "", *, endpoint_url: str | None = None,
-                 region_name: str | None = None, max_attempts: int = 4, connect_timeout: float = 5.0,
-                 read_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "",
+        *,
+        endpoint_url: str | None = None,
+        region_name: str | None = None,
+        max_attempts: int = 4,
+        connect_timeout: float = 5.0,
+        read_timeout: float = 60.0,
+    ) -> None:
         if not _BUCKET.match(bucket):
             raise StorageError(f"invalid S3 bucket name {bucket[:80]!r}")
         prefix = prefix.strip("/")
@@ -39,8 +57,7 @@ class S3Storage(Storage):
         self.prefix = f"{prefix}/" if prefix else ""
         self.endpoint_url = endpoint_url
         self.region_name = region_name
-        self._client_args = dict(max_attempts=max_attempts, connect_timeout=connect_timeout,
-                                 read_timeout=read_timeout)
+        self._client_args = dict(max_attempts=max_attempts, connect_timeout=connect_timeout, read_timeout=read_timeout)
         self._client: Any = None
         self._pid = -1
 
@@ -59,11 +76,15 @@ class S3Storage(Storage):
             from botocore.config import Config
 
             a = self._client_args
-            config = Config(retries={"mode": "standard", "max_attempts": a["max_attempts"]},
-                            connect_timeout=a["connect_timeout"], read_timeout=a["read_timeout"],
-                            max_pool_connections=32)
-            self._client = boto3.session.Session().client("s3", endpoint_url=self.endpoint_url,
-                                                          region_name=self.region_name, config=config)
+            config = Config(
+                retries={"mode": "standard", "max_attempts": a["max_attempts"]},
+                connect_timeout=a["connect_timeout"],
+                read_timeout=a["read_timeout"],
+                max_pool_connections=32,
+            )
+            self._client = boto3.session.Session().client(
+                "s3", endpoint_url=self.endpoint_url, region_name=self.region_name, config=config
+            )
             self._pid = os.getpid()
         return self._client
 
@@ -101,7 +122,7 @@ class S3Storage(Storage):
         keys: list[str] = []
         try:
             for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=base):
-                keys += [obj["Key"][len(self.prefix):] for obj in page.get("Contents", [])]
+                keys += [obj["Key"][len(self.prefix) :] for obj in page.get("Contents", [])]
         except Exception as exc:
             raise _storage_error(exc, f"cannot list {self._url(base)}") from exc
         return sorted(keys)
@@ -129,16 +150,23 @@ def _status(exc: BaseException) -> int:
 
 def _storage_error(exc: BaseException, what: str) -> StorageError:
     """Map a botocore error to StorageError with `transient` set as a retry policy needs."""
-    from botocore.exceptions import (BotoCoreError, ClientError, ConnectionError, HTTPClientError,
-                                     NoCredentialsError, PartialCredentialsError)
+    from botocore.exceptions import (
+        BotoCoreError,
+        ClientError,
+        ConnectionError,
+        HTTPClientError,
+        NoCredentialsError,
+        PartialCredentialsError,
+    )
 
     if isinstance(exc, StorageError):
         return exc
     if isinstance(exc, ClientError):
         code, status = _code(exc), _status(exc)
         transient = code in _TRANSIENT_CODES or status >= 500 or status == 429
-        return StorageError(f"{what}: {code or status} {exc.response.get('Error', {}).get('Message', '')}".strip(),
-                            transient=transient)
+        return StorageError(
+            f"{what}: {code or status} {exc.response.get('Error', {}).get('Message', '')}".strip(), transient=transient
+        )
     if isinstance(exc, (NoCredentialsError, PartialCredentialsError)):
         return StorageError(f"{what}: no usable AWS credentials ({exc})", transient=False)
     if isinstance(exc, (ConnectionError, HTTPClientError)):

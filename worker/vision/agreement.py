@@ -40,10 +40,14 @@ def cell_differences(vision: TableGrid, detector: TableGrid) -> tuple[float, lis
         if v and d and _key(v) == _key(d) and _norm(v.text) == _norm(d.text):
             matched += 1
             continue
-        what = "missing in vision read" if v is None else "missing in detector grid" if d is None else (
-            "span differs" if _key(v) != _key(d) else "text differs")
-        diffs.append({"row": anchor[0], "col": anchor[1], "what": what,
-                      "vision": _cell(v), "detector": _cell(d)})
+        what = (
+            "missing in vision read"
+            if v is None
+            else "missing in detector grid"
+            if d is None
+            else ("span differs" if _key(v) != _key(d) else "text differs")
+        )
+        diffs.append({"row": anchor[0], "col": anchor[1], "what": what, "vision": _cell(v), "detector": _cell(d)})
     total = len(vision.cells) + len(detector.cells)
     score = 2 * matched / total if total else 1.0
     return round(score, 4), diffs
@@ -75,11 +79,16 @@ def _teds(vision_html: str, detector_html: str, n_cells: int) -> dict[str, Any]:
     try:
         from worker.evaluation.teds import teds
 
-        return {"teds": round(teds(vision_html, detector_html), 4),
-                "teds_struct": round(teds(vision_html, detector_html, structure_only=True), 4)}
+        return {
+            "teds": round(teds(vision_html, detector_html), 4),
+            "teds_struct": round(teds(vision_html, detector_html, structure_only=True), 4),
+        }
     except ImportError as exc:
-        return {"teds": None, "teds_struct": None,
-                "teds_skipped": f"TEDS needs `table-recognition-metric` and `lxml` ({exc.name} missing)"}
+        return {
+            "teds": None,
+            "teds_struct": None,
+            "teds_skipped": f"TEDS needs `table-recognition-metric` and `lxml` ({exc.name} missing)",
+        }
     except Exception as exc:  # the metric is third-party code: a failure must not lose the read
         logger.warning("TEDS failed: %s", exc)
         return {"teds": None, "teds_struct": None, "teds_skipped": f"TEDS failed: {type(exc).__name__}: {exc}"}

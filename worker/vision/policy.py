@@ -19,13 +19,18 @@ logger = logging.getLogger(__name__)
 
 def hard_tables(manifest: dict[str, Any]) -> list[TableRef]:
     """The manifest's tables flagged `needs_vision`, in page order."""
-    return [TableRef(manifest["doc_id"], t["table_id"]) for t in manifest.get("tables", [])
-            if t.get("needs_vision")]
+    return [TableRef(manifest["doc_id"], t["table_id"]) for t in manifest.get("tables", []) if t.get("needs_vision")]
 
 
-def read_hard_tables(storage: Storage, manifest: dict[str, Any], settings: Settings, *,
-                     backend: str | None = None, force: bool = False,
-                     on_read: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+def read_hard_tables(
+    storage: Storage,
+    manifest: dict[str, Any],
+    settings: Settings,
+    *,
+    backend: str | None = None,
+    force: bool = False,
+    on_read: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
     """Read every hard table of one document in process; one table's failure spoils no other.
 
     A reader that cannot be set up at all (no model, bad URL) raises: every table would fail alike.
@@ -40,4 +45,3 @@ def read_hard_tables(storage: Storage, manifest: dict[str, Any], settings: Setti
         if on_read:
             on_read(result)
     return results
-

@@ -78,14 +78,26 @@ def stored_read(storage: Storage, ref: TableRef) -> dict[str, Any] | None:
 def _reusable(stored: dict[str, Any], backend: str, model: str, crop_sha256: str) -> bool:
     """Same backend, model, prompt and crop (a re-extraction may crop differently), and not a
     failure worth retrying."""
-    same = (stored.get("backend"), stored.get("model"), stored.get("prompt_version"),
-            (stored.get("image") or {}).get("sha256")) == (backend, model, PROMPT_VERSION, crop_sha256)
+    same = (
+        stored.get("backend"),
+        stored.get("model"),
+        stored.get("prompt_version"),
+        (stored.get("image") or {}).get("sha256"),
+    ) == (backend, model, PROMPT_VERSION, crop_sha256)
     return same and (stored.get("status") == "ok" or not stored.get("retryable", True))
 
 
-def read_table(storage: Storage, ref: TableRef | str, settings: Settings, *, backend: str | None = None,
-               force: bool = False, reader: VisionReader | None = None, deadline: float | None = None,
-               request_id: str | None = None) -> dict[str, Any]:
+def read_table(
+    storage: Storage,
+    ref: TableRef | str,
+    settings: Settings,
+    *,
+    backend: str | None = None,
+    force: bool = False,
+    reader: VisionReader | None = None,
+    deadline: float | None = None,
+    request_id: str | None = None,
+) -> dict[str, Any]:
     """Read (or reuse) one table; returns its record (`cached: true` when reused).
 
     Raises TableNotFound for an unknown table, VisionError/WeightsNotFound when the reader
@@ -107,27 +119,41 @@ def read_table(storage: Storage, ref: TableRef | str, settings: Settings, *, bac
     except VisionError as exc:
         record["latency_seconds"] = round(time.perf_counter() - t0, 3)
         return _store_failure(storage, ref, record, stored, "backend", str(exc), retryable=exc.transient)
-    record.update(latency_seconds=round(time.perf_counter() - t0, 3), finish_reason=answer.finish_reason,
-                  attempts=answer.attempts, raw_answer=answer.text[:MAX_STORED_ANSWER],
-                  raw_answer_chars=len(answer.text),
-                  tokens={"prompt": answer.prompt_tokens, "completion": answer.completion_tokens})
+    record.update(
+        latency_seconds=round(time.perf_counter() - t0, 3),
+        finish_reason=answer.finish_reason,
+        attempts=answer.attempts,
+        raw_answer=answer.text[:MAX_STORED_ANSWER],
+        raw_answer_chars=len(answer.text),
+        tokens={"prompt": answer.prompt_tokens, "completion": answer.completion_tokens},
+    )
     checked = check_answer(answer.text, settings.vision_max_answer_chars)
     cut = {"length": "the token limit (VISION_MAX_NEW_TOKENS)", "time": "the read's deadline"}.get(
-        answer.finish_reason or "")
+        answer.finish_reason or ""
+    )
     if cut:
         checked.repairs.append(f"the answer was cut off by {cut}")
     record.update(removed=checked.removed, repairs=checked.repairs, caption=checked.caption)
     if not checked.ok:
         reason = (checked.reason or "no table") + (f" (cut off by {cut})" if cut else "")
         # the same model gives the same answer again, unless it only ran out of time
-        return _store_failure(storage, ref, record, stored, checked.failure or "no-table", reason,
-                              retryable=answer.finish_reason == "time")
+        return _store_failure(
+            storage,
+            ref,
+            record,
+            stored,
+            checked.failure or "no-table",
+            reason,
+            retryable=answer.finish_reason == "time",
+        )
     assert checked.grid is not None and checked.html is not None
     detector_html = _detector_html(storage, ref)
-    record.update(status="ok", grid={"n_rows": checked.grid.n_rows, "n_cols": checked.grid.n_cols,
-                                     "header_rows": checked.grid.header_rows},
-                  html_key=ref.key(".vision.html"),
-                  agreement=agreement(checked.html, checked.grid, detector_html))
+    record.update(
+        status="ok",
+        grid={"n_rows": checked.grid.n_rows, "n_cols": checked.grid.n_cols, "header_rows": checked.grid.header_rows},
+        html_key=ref.key(".vision.html"),
+        agreement=agreement(checked.html, checked.grid, detector_html),
+    )
     storage.put_text(ref.key(".vision.html"), checked.html + "\n", "text/html; charset=utf-8")
     storage.put_json(ref.key(".vision.json"), record)
     return record
@@ -157,8 +183,9 @@ def _detector_html(storage: Storage, ref: TableRef) -> str | None:
         return None
 
 
-def _base_record(ref: TableRef, table: dict[str, Any], image: Image.Image, backend: str, model: str,
-                 request_id: str | None) -> dict[str, Any]:
+def _base_record(
+    ref: TableRef, table: dict[str, Any], image: Image.Image, backend: str, model: str, request_id: str | None
+) -> dict[str, Any]:
     flags = table.get("flags") or {}
     return {
         "vision_version": VISION_VERSION,
@@ -190,14 +217,39 @@ def _base_record(ref: TableRef, table: dict[str, Any], image: Image.Image, backe
     }
 
 
-def _store_failure(storage: Storage, ref: TableRef, record: dict[str, Any], stored: dict[str, Any] | None,
-                   failure: str, reason: str, *, retryable: bool) -> dict[str, Any]:
+def _store_failure(
+    storage: Storage,
+    ref: TableRef,
+    record: dict[str, Any],
+    stored: dict[str, Any] | None,
+    failure: str,
+    reason: str,
+    *,
+    retryable: bool,
+) -> dict[str, Any]:
     record.update(status="failed", failure=failure, reason=reason, retryable=retryable)
     if stored is not None and stored.get("status") == "ok":
         # keep the earlier good read (its .vision.html stays valid); note this attempt's failure
-        storage.put_json(ref.key(".vision.json"), {**stored, "last_failure": {
-            k: record[k] for k in ("created_at", "backend", "model", "prompt_version", "failure", "reason",
-                                   "retryable", "request_id", "raw_answer")}})
+        storage.put_json(
+            ref.key(".vision.json"),
+            {
+                **stored,
+                "last_failure": {
+                    k: record[k]
+                    for k in (
+                        "created_at",
+                        "backend",
+                        "model",
+                        "prompt_version",
+                        "failure",
+                        "reason",
+                        "retryable",
+                        "request_id",
+                        "raw_answer",
+                    )
+                },
+            },
+        )
         return {**record, "kept_previous": True}
     storage.put_json(ref.key(".vision.json"), record)
     return record

@@ -17,8 +17,25 @@ from html import escape, unescape
 from html.parser import HTMLParser
 
 STRUCTURE = {"table", "thead", "tbody", "tfoot", "tr", "th", "td"}
-DROP_CONTENT = {"script", "style", "template", "iframe", "object", "embed", "noscript", "svg", "math", "head",
-                "title", "textarea", "select", "applet", "frameset", "noembed", "xmp"}
+DROP_CONTENT = {
+    "script",
+    "style",
+    "template",
+    "iframe",
+    "object",
+    "embed",
+    "noscript",
+    "svg",
+    "math",
+    "head",
+    "title",
+    "textarea",
+    "select",
+    "applet",
+    "frameset",
+    "noembed",
+    "xmp",
+}
 _SPACE = {"br", "p", "div", "li", "ul", "ol", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote"}
 _CELL = {"td", "th"}
 MAX_SPAN = 100  # larger spans are model noise; the HTML standard allows 1000 columns / 65534 rows
@@ -203,7 +220,9 @@ def sanitise_answer(answer: str, max_span: int = MAX_SPAN) -> Sanitised:
     if reducer.prose:
         removed.append(f"{reducer.prose} character(s) of text outside the table")
     if reducer.dropped_tags:
-        removed.append("tags: " + ", ".join(f"{t} x{n}" if n > 1 else t for t, n in sorted(reducer.dropped_tags.items())))
+        removed.append(
+            "tags: " + ", ".join(f"{t} x{n}" if n > 1 else t for t, n in sorted(reducer.dropped_tags.items()))
+        )
     if reducer.dropped_attrs:
         removed.append("attributes: " + ", ".join(sorted(reducer.dropped_attrs)))
     if reducer.comments:
@@ -216,8 +235,11 @@ def sanitise_answer(answer: str, max_span: int = MAX_SPAN) -> Sanitised:
     if reducer.state == "before":
         html = markdown_table(answer)
         if html is not None:  # small models often answer in markdown: spans are lost, the cells are not
-            return Sanitised(html, removed=[r for r in removed if not r.endswith("outside the table")],
-                             repairs=repairs + ["markdown table converted to HTML (it cannot express spans)"])
+            return Sanitised(
+                html,
+                removed=[r for r in removed if not r.endswith("outside the table")],
+                repairs=repairs + ["markdown table converted to HTML (it cannot express spans)"],
+            )
         return Sanitised(None, removed=removed, repairs=repairs)
     html = "".join(reducer.out)
     if reducer.state == "in":
@@ -237,7 +259,7 @@ def markdown_table(answer: str) -> str | None:
         if "|" not in lines[i] or not _MD_SEPARATOR.match(lines[i + 1]):
             continue
         rows = [lines[i]]
-        for line in lines[i + 2:]:
+        for line in lines[i + 2 :]:
             if "|" not in line:
                 break
             rows.append(line)

@@ -2,13 +2,13 @@
 
 Speed does not depend on the weights' values, so by default the models are full-size and
 randomly initialised, and on generated pages the ground truth stands in for their answers
-after they have run at full cost (worker.bench_inputs). With real weights the models answer.
+after they have run at full cost (worker.devtools.bench_inputs). With real weights the models answer.
 
 The naive loop is how a first user writes it with transformers and our core: page by page,
 render, detect (batch 1, fp32, `torch.no_grad`), crop, recognise structure (batch 1), OCR the
 crop with tesseract, rebuild, write; no overlap, torch's default threads. The variants run
 interleaved (ABBA...) so drifts in the host's load hit both alike; both write every output
-file, and the files must be identical (timings aside). worker.bench_report says what came out.
+file, and the files must be identical (timings aside). worker.devtools.bench_report says what came out.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from typing import Any
 
 from PIL import Image
 
-from worker.bench_inputs import NaivePredictor, Recorder, bench_models, make_corpus, oracle_answers
-from worker.bench_report import Run, agreement, compare_outputs, count_tables, peak_rss_mib, summarise
+from worker.devtools.bench_inputs import NaivePredictor, Recorder, bench_models, make_corpus, oracle_answers
+from worker.devtools.bench_report import Run, agreement, compare_outputs, count_tables, peak_rss_mib, summarise
 from worker.settings import Settings
 
 VARIANTS = ("naive", "fast")
@@ -38,12 +38,12 @@ VARIANTS = ("naive", "fast")
 class BenchOptions:
     pages: int = 6
     input_dir: Path | None = None
-    models: str = "auto"          # auto | random | real
-    size: str = "full"            # random models: full (real configuration) | tiny (tests, CI)
-    answers: str = "auto"         # auto | oracle | model
+    models: str = "auto"  # auto | random | real
+    size: str = "full"  # random models: full (real configuration) | tiny (tests, CI)
+    answers: str = "auto"  # auto | oracle | model
     rounds: int = 1
     variants: tuple[str, ...] = VARIANTS
-    rss: bool = False             # peak RSS of each variant in a fresh subprocess
+    rss: bool = False  # peak RSS of each variant in a fresh subprocess
     batch_sizes: tuple[int, ...] = ()
     device: str | None = None
     keep: Path | None = None
@@ -54,12 +54,13 @@ class BenchOptions:
 class _Variant:
     name: str
     settings: Settings
-    stages: Any                     # worker.pipeline.Stages
+    stages: Any  # worker.pipeline.Stages
     torch_threads: int
     runs: list[Run] = field(default_factory=list)
 
 
 # --- the two ways to run a document -------------------------------------------------------
+
 
 def run_naive(path: Path, stages: Any, storage: Any, settings: Settings, dpi: int) -> dict[str, Any]:
     """The naive loop over one document; writes what the pipeline writes. Returns the manifest."""
@@ -67,8 +68,8 @@ def run_naive(path: Path, stages: Any, storage: Any, settings: Settings, dpi: in
     from worker.core.serialise import rows_text
     from worker.inputs import open_document
     from worker.logical_tables import attach_logical_tables
-    from worker.outputs import build_manifest, manifest_key, page_key, write_table
-    from worker.pipeline import _context, _manifest_entry, _Pending, _table_record, doc_id_for
+    from worker.outputs import build_manifest, doc_id_for, manifest_key, page_key, write_table
+    from worker.pipeline import _context, _manifest_entry, _Pending, _table_record
     from worker.text_layer import pdf_words
 
     started = time.time()
@@ -83,9 +84,13 @@ def run_naive(path: Path, stages: Any, storage: Any, settings: Settings, dpi: in
         with clock("text_layer"):
             words = pdf_words(doc, page, dpi) if settings.text_layer else []
         with clock("detection"):
-            boxes = select_tables(stages.detector.predict([image], 1)[0], threshold=settings.detection_threshold,
-                                  rotated_threshold=settings.detection_rotated_threshold,
-                                  merge_iou=settings.detection_merge_iou, page_size=image.size)
+            boxes = select_tables(
+                stages.detector.predict([image], 1)[0],
+                threshold=settings.detection_threshold,
+                rotated_threshold=settings.detection_rotated_threshold,
+                merge_iou=settings.detection_merge_iou,
+                page_size=image.size,
+            )
         tables = []
         for index, box in enumerate(boxes, 1):
             crop_box = padded_box(box.bbox, image.size, settings.crop_padding, settings.crop_padding_min_px)
@@ -108,17 +113,33 @@ def run_naive(path: Path, stages: Any, storage: Any, settings: Settings, dpi: in
                 record, html = _table_record(table, objects, doc_id, settings, dpi, image.size)
             with clock("storage"):
                 ser = record["serialisations"]
-                keys = write_table(storage, doc_id, record["table_id"], crop, html, record,
-                                   texts={"md": ser["markdown"] + "\n", "rows": rows_text(ser)})
+                keys = write_table(
+                    storage,
+                    doc_id,
+                    record["table_id"],
+                    crop,
+                    html,
+                    record,
+                    texts={"md": ser["markdown"] + "\n", "rows": rows_text(ser)},
+                )
             tables.append(_manifest_entry(record, keys))
         rec = {"page": page, "tables": tables, "errors": [], "timings": {k: round(v, 4) for k, v in timings.items()}}
         with clock("storage"):
             storage.put_json(page_key(doc_id, page), rec)
         records.append(rec)
-    manifest = build_manifest(doc_id=doc_id, source=path.name, sha256=doc.sha256, kind=doc.kind,
-                              page_count=doc.page_count, pages=list(range(1, doc.page_count + 1)),
-                              page_records=records, errors=[], models=stages.models(),
-                              options={"dpi": dpi, "pages": None, "tables": "detect"}, started=started)
+    manifest = build_manifest(
+        doc_id=doc_id,
+        source=path.name,
+        sha256=doc.sha256,
+        kind=doc.kind,
+        page_count=doc.page_count,
+        pages=list(range(1, doc.page_count + 1)),
+        page_records=records,
+        errors=[],
+        models=stages.models(),
+        options={"dpi": dpi, "pages": None, "tables": "detect"},
+        started=started,
+    )
     if settings.link_continued_tables:
         manifest = attach_logical_tables(manifest, storage, tolerance=settings.continuation_column_tolerance)
     storage.put_json(manifest_key(doc_id), manifest)
@@ -135,6 +156,7 @@ def _stage_clock(timings: dict[str, float]) -> Callable[[str], Any]:
             yield
         finally:
             timings[name] = timings.get(name, 0.0) + time.perf_counter() - t0
+
     return stage
 
 
@@ -155,8 +177,9 @@ def _run_variant(variant: _Variant, paths: list[Path], store: Path, dpi: int) ->
         if variant.name == "naive":
             manifest = run_naive(path, variant.stages, storage, variant.settings, dpi)
         else:
-            manifest = extract_document(path, stages=variant.stages, storage=storage, settings=variant.settings,
-                                        dpi=dpi)
+            manifest = extract_document(
+                path, stages=variant.stages, storage=storage, settings=variant.settings, dpi=dpi
+            )
         if manifest["status"] != "complete":
             raise RuntimeError(f"{variant.name}: {path.name} {manifest['status']}: {manifest['errors'][:3]}")
         pages += len(manifest["pages_done"])
@@ -176,8 +199,10 @@ def _cpu_seconds() -> float:
 
 # --- the bench -------------------------------------------------------------------------
 
-def run_bench(options: BenchOptions, settings: Settings, log: Callable[[str], None] = lambda _m: None
-              ) -> dict[str, Any]:
+
+def run_bench(
+    options: BenchOptions, settings: Settings, log: Callable[[str], None] = lambda _m: None
+) -> dict[str, Any]:
     """Build or find the models and inputs, run the variants interleaved, compare, report (JSON-able)."""
     import torch
 
@@ -189,8 +214,13 @@ def run_bench(options: BenchOptions, settings: Settings, log: Callable[[str], No
     work = Path(tempfile.mkdtemp(prefix="tablesight-bench-"))
     try:
         det_ref, str_ref, model_kind = bench_models(settings, options.models, options.size)
-        base = settings.model_copy(update={"detection_model": det_ref, "structure_model": str_ref,
-                                           **({"device": options.device} if options.device else {})})
+        base = settings.model_copy(
+            update={
+                "detection_model": det_ref,
+                "structure_model": str_ref,
+                **({"device": options.device} if options.device else {}),
+            }
+        )
         if options.input_dir is not None:
             corpus, source = options.input_dir, "input"
         else:
@@ -215,18 +245,29 @@ def run_bench(options: BenchOptions, settings: Settings, log: Callable[[str], No
         log(f"loading models ({model_kind})")
         variants: dict[str, _Variant] = {}
         if "naive" in options.variants:
-            naive_settings = base.model_copy(update={"ocr_threads": 0, "channels_last": False,
-                                                     "half_precision": False, "torch_threads": default_threads})
+            naive_settings = base.model_copy(
+                update={
+                    "ocr_threads": 0,
+                    "channels_last": False,
+                    "half_precision": False,
+                    "torch_threads": default_threads,
+                }
+            )
             loaded = load_stages(naive_settings)
-            stages = Stages(structure=Recorder(NaivePredictor(loaded.structure), str_answers, "structure"),
-                            detector=Recorder(NaivePredictor(loaded.detector), det_answers, "detection"),
-                            ocr=loaded.ocr)
+            stages = Stages(
+                structure=Recorder(NaivePredictor(loaded.structure), str_answers, "structure"),
+                detector=Recorder(NaivePredictor(loaded.detector), det_answers, "detection"),
+                ocr=loaded.ocr,
+            )
             variants["naive"] = _Variant("naive", naive_settings, stages, default_threads)
         if "fast" in options.variants:
             loaded = load_stages(base)
-            stages = Stages(structure=Recorder(loaded.structure, str_answers, "structure"),
-                            detector=Recorder(loaded.detector, det_answers, "detection"), ocr=loaded.ocr,
-                            threads=loaded.threads)
+            stages = Stages(
+                structure=Recorder(loaded.structure, str_answers, "structure"),
+                detector=Recorder(loaded.detector, det_answers, "detection"),
+                ocr=loaded.ocr,
+                threads=loaded.threads,
+            )
             variants["fast"] = _Variant("fast", base, stages, torch_threads(base))
 
         after_load = peak_rss_mib()
@@ -236,7 +277,7 @@ def run_bench(options: BenchOptions, settings: Settings, log: Callable[[str], No
         load_before = os.getloadavg()
         order = list(variants.values())
         for r in range(options.rounds):
-            for v in (order if r % 2 == 0 else order[::-1]):  # ABBA...: drifts in load hit both alike
+            for v in order if r % 2 == 0 else order[::-1]:  # ABBA...: drifts in load hit both alike
                 run = _run_variant(v, paths, work / f"{v.name}-{r}", dpi)
                 v.runs.append(run)
                 log(f"round {r + 1}: {v.name} {run.pages} page(s) in {run.wall:.1f} s")
@@ -244,8 +285,13 @@ def run_bench(options: BenchOptions, settings: Settings, log: Callable[[str], No
 
         report: dict[str, Any] = {
             "bench_version": 1,
-            "corpus": {"source": source, "documents": len(paths), "pages": order[0].runs[0].pages if order[0].runs
-                       else 0, "tables": count_tables(order[0].runs[0].store) if order[0].runs else 0, "dpi": dpi},
+            "corpus": {
+                "source": source,
+                "documents": len(paths),
+                "pages": order[0].runs[0].pages if order[0].runs else 0,
+                "tables": count_tables(order[0].runs[0].store) if order[0].runs else 0,
+                "dpi": dpi,
+            },
             "models": {"kind": model_kind, "detection": det_ref, "structure": str_ref},
             "answers": answers,
             "device": resolve_device(base.device),
@@ -253,25 +299,38 @@ def run_bench(options: BenchOptions, settings: Settings, log: Callable[[str], No
             "load_avg": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after]},
             "variants": {name: summarise(v.runs) for name, v in variants.items()},
             "config": {
-                "naive": {"torch_threads": default_threads, "batch_size": 1, "dtype": "float32", "overlap": False,
-                          "ocr_threads": "tesseract default"},
-                "fast": {"torch_threads": torch_threads(base), "pipeline_lanes": base.pipeline_lanes,
-                         "cpu_workers": cpu_workers(base), "ocr_threads": base.ocr_threads,
-                         "cpu_batch_size": base.cpu_batch_size, "detection_batch_size": base.detection_batch_size,
-                         "structure_batch_size": base.structure_batch_size, "channels_last": base.channels_last,
-                         "half_precision": base.half_precision},
+                "naive": {
+                    "torch_threads": default_threads,
+                    "batch_size": 1,
+                    "dtype": "float32",
+                    "overlap": False,
+                    "ocr_threads": "tesseract default",
+                },
+                "fast": {
+                    "torch_threads": torch_threads(base),
+                    "pipeline_lanes": base.pipeline_lanes,
+                    "cpu_workers": cpu_workers(base),
+                    "ocr_threads": base.ocr_threads,
+                    "cpu_batch_size": base.cpu_batch_size,
+                    "detection_batch_size": base.detection_batch_size,
+                    "structure_batch_size": base.structure_batch_size,
+                    "channels_last": base.channels_last,
+                    "half_precision": base.half_precision,
+                },
             },
             "process_peak_rss_mib": peak_rss_mib(),
             "process_peak_rss_after_load_mib": after_load,  # imports (torch ~0.9 GiB), models, oracle renders
         }
         if len(variants) == 2 and all(v.runs for v in variants.values()):
             naive, fast = variants["naive"], variants["fast"]
-            report["speedup"] = round(report["variants"]["fast"]["pages_per_s"]
-                                      / report["variants"]["naive"]["pages_per_s"], 3)
+            report["speedup"] = round(
+                report["variants"]["fast"]["pages_per_s"] / report["variants"]["naive"]["pages_per_s"], 3
+            )
             report["outputs"] = compare_outputs(naive.runs[0].store, [r.store for r in fast.runs + naive.runs[1:]])
             report["model_agreement"] = {
                 kind: agreement(getattr(naive.stages, attr).raw, getattr(fast.stages, attr).raw)
-                for kind, attr in (("detection", "detector"), ("structure", "structure"))}
+                for kind, attr in (("detection", "detector"), ("structure", "structure"))
+            }
         if options.rss:
             for name in variants:
                 log(f"peak RSS of {name} in a fresh process")
@@ -280,8 +339,9 @@ def run_bench(options: BenchOptions, settings: Settings, log: Callable[[str], No
                 report["variants"][name]["peak_rss_after_load_mib"] = child["process_peak_rss_after_load_mib"]
         if options.batch_sizes and "fast" in variants:
             reference = variants["naive"].runs[0].store if "naive" in variants else None
-            report["batch_sweep"] = [_sweep(variants["fast"], paths, work / f"sweep-{b}", dpi, b, reference)
-                                     for b in options.batch_sizes]
+            report["batch_sweep"] = [
+                _sweep(variants["fast"], paths, work / f"sweep-{b}", dpi, b, reference) for b in options.batch_sizes
+            ]
         if options.keep:
             shutil.copytree(work, options.keep, dirs_exist_ok=True)
         return report
@@ -306,14 +366,41 @@ def _warm_up(variant: _Variant, path: Path, store: Path, dpi: int) -> None:
         variant.stages.ocr(image.crop((0, 0, image.width, image.height // 8)))
     else:
         pages = list(range(1, min(doc.page_count, variant.settings.pipeline_lanes) + 1))  # as many lanes as timed
-        list(process_pages(doc, pages, doc_id="warm-up", stages=variant.stages, storage=LocalStorage(store),
-                           settings=variant.settings, dpi=dpi))
+        list(
+            process_pages(
+                doc,
+                pages,
+                doc_id="warm-up",
+                stages=variant.stages,
+                storage=LocalStorage(store),
+                settings=variant.settings,
+                dpi=dpi,
+            )
+        )
 
 
 def _child_rss(variant: str, corpus: Path, options: BenchOptions, answers: str) -> dict[str, Any]:
     """Run one variant alone in a fresh interpreter: its VmHWM is that variant's peak, honestly."""
-    cmd = [sys.executable, "-m", "worker.cli.main", "bench", "--input", str(corpus), "--variants", variant,
-           "--rounds", "1", "--models", options.models, "--size", options.size, "--answers", answers, "--json", "-"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "worker.cli.main",
+        "bench",
+        "--input",
+        str(corpus),
+        "--variants",
+        variant,
+        "--rounds",
+        "1",
+        "--models",
+        options.models,
+        "--size",
+        options.size,
+        "--answers",
+        answers,
+        "--json",
+        "-",
+    ]
     if options.device:
         cmd += ["--device", options.device]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -322,8 +409,9 @@ def _child_rss(variant: str, corpus: Path, options: BenchOptions, answers: str) 
     return json.loads(done.stdout)
 
 
-def _sweep(fast: _Variant, paths: list[Path], store: Path, dpi: int, batch: int,
-           reference: Path | None) -> dict[str, Any]:
+def _sweep(
+    fast: _Variant, paths: list[Path], store: Path, dpi: int, batch: int, reference: Path | None
+) -> dict[str, Any]:
     """The fast variant with detection and structure batches of `batch` (and no CPU cap).
 
     A lane batches at most its group, min(batch, pages / lanes): give it pages >= lanes x batch.
@@ -334,8 +422,14 @@ def _sweep(fast: _Variant, paths: list[Path], store: Path, dpi: int, batch: int,
 
     from models.device import resolve_device
 
-    saved = fast.settings, [(s, s.max_batch) for s in (fast.stages.detector.inner, fast.stages.structure.inner)
-                            if hasattr(s, "max_batch")]
+    saved = (
+        fast.settings,
+        [
+            (s, s.max_batch)
+            for s in (fast.stages.detector.inner, fast.stages.structure.inner)
+            if hasattr(s, "max_batch")
+        ],
+    )
     fast.settings = fast.settings.model_copy(update={"detection_batch_size": batch, "structure_batch_size": batch})
     for runner, _ in saved[1]:
         runner.max_batch = None
@@ -348,6 +442,10 @@ def _sweep(fast: _Variant, paths: list[Path], store: Path, dpi: int, batch: int,
         fast.settings = saved[0]
         for runner, cap in saved[1]:
             runner.max_batch = cap
-    return {"batch_size": batch, "pages_per_s": round(run.pages / run.wall, 4), "wall_s": round(run.wall, 3),
-            "gpu_peak_mib": round(torch.cuda.max_memory_allocated() / 2**20, 1) if cuda else None,
-            "html_identical": compare_outputs(reference, [store])["html_identical"] if reference else None}
+    return {
+        "batch_size": batch,
+        "pages_per_s": round(run.pages / run.wall, 4),
+        "wall_s": round(run.wall, 3),
+        "gpu_peak_mib": round(torch.cuda.max_memory_allocated() / 2**20, 1) if cuda else None,
+        "html_identical": compare_outputs(reference, [store])["html_identical"] if reference else None,
+    }

@@ -20,7 +20,7 @@ from PIL import Image
 
 from worker.settings import Settings
 
-CORPUS_DPI = 200  # worker.samples draws Letter pages at 200 dpi
+CORPUS_DPI = 200  # worker.devtools.samples draws Letter pages at 200 dpi
 
 
 def bench_models(settings: Settings, models: str, size: str) -> tuple[str, str, str]:
@@ -29,8 +29,10 @@ def bench_models(settings: Settings, models: str, size: str) -> tuple[str, str, 
 
     if models == "auto":
         try:
-            local = all(weights.resolve(ref, settings.models_dir).local
-                        for ref in (settings.detection_model, settings.structure_model))
+            local = all(
+                weights.resolve(ref, settings.models_dir).local
+                for ref in (settings.detection_model, settings.structure_model)
+            )
         except weights.WeightsNotFound:
             local = False
         models = "real" if local else "random"
@@ -59,19 +61,38 @@ def _cached_model(root: Path, kind: str, size: str) -> Path:
 
 def make_corpus(out_dir: Path, pages: int, seed: int = 0) -> Path:
     """One scanned PDF of `pages` pages with one or two tables each, and truth.json beside it."""
-    from worker import samples
+    from worker.devtools import samples
 
-    layouts = [[samples.financial_table()], [samples.staffing_table(), samples.key_figures_table()],
-               [samples.key_figures_table()], [samples.key_figures_table(), samples.financial_table()]]
+    layouts = [
+        [samples.financial_table()],
+        [samples.staffing_table(), samples.key_figures_table()],
+        [samples.key_figures_table()],
+        [samples.key_figures_table(), samples.financial_table()],
+    ]
     out_dir.mkdir(parents=True, exist_ok=True)
-    drawn = [samples.make_page(layouts[i % len(layouts)], title=f"Report section {i + 1}", seed=seed + i)
-             for i in range(pages)]
-    samples.make_scanned_pdf(out_dir / "bench.pdf", [p.image for p in drawn], dpi=CORPUS_DPI, noise=True,
-                             seed=seed)
-    truth = {"dpi": CORPUS_DPI, "documents": {"bench.pdf": [
-        [{"box": list(box), "cells": [{k: c[k] for k in ("row", "col", "rowspan", "colspan", "text", "is_header",
-                                                          "text_bbox")} for c in cells]}
-         for box, cells in zip(p.table_boxes, p.tables)] for p in drawn]}}
+    drawn = [
+        samples.make_page(layouts[i % len(layouts)], title=f"Report section {i + 1}", seed=seed + i)
+        for i in range(pages)
+    ]
+    samples.make_scanned_pdf(out_dir / "bench.pdf", [p.image for p in drawn], dpi=CORPUS_DPI, noise=True, seed=seed)
+    truth = {
+        "dpi": CORPUS_DPI,
+        "documents": {
+            "bench.pdf": [
+                [
+                    {
+                        "box": list(box),
+                        "cells": [
+                            {k: c[k] for k in ("row", "col", "rowspan", "colspan", "text", "is_header", "text_bbox")}
+                            for c in cells
+                        ],
+                    }
+                    for box, cells in zip(p.table_boxes, p.tables)
+                ]
+                for p in drawn
+            ]
+        },
+    }
     (out_dir / "truth.json").write_text(json.dumps(truth), encoding="utf-8")
     return out_dir
 
@@ -100,8 +121,10 @@ class NaivePredictor:
         out = []
         for image in images:
             pixels, mask = make_batch([image], self.runner.max_size)
-            inputs = {"pixel_values": normalize(pixels, mask, torch.float32).to(self.runner.device),
-                      "pixel_mask": mask.to(self.runner.device)}
+            inputs = {
+                "pixel_values": normalize(pixels, mask, torch.float32).to(self.runner.device),
+                "pixel_mask": mask.to(self.runner.device),
+            }
             with torch.no_grad():
                 result = self.runner.model(**inputs)
             out += postprocess(result.logits, result.pred_boxes, [image.size], self.runner.id2label)
@@ -128,13 +151,16 @@ class Recorder:
             elif key in self.answers:
                 out.append([dict(o) for o in self.answers[key]])
             else:
-                raise RuntimeError(f"bench oracle: a {self.kind} input it does not know ({key}); did the "
-                                   "pipeline's cropping change? `--answers model` runs without the oracle")
+                raise RuntimeError(
+                    f"bench oracle: a {self.kind} input it does not know ({key}); did the "
+                    "pipeline's cropping change? `--answers model` runs without the oracle"
+                )
         return out
 
 
-def oracle_answers(paths: list[Path], truth: dict[str, Any], settings: Settings,
-                   dpi: int) -> tuple[dict[str, list], dict[str, list]]:
+def oracle_answers(
+    paths: list[Path], truth: dict[str, Any], settings: Settings, dpi: int
+) -> tuple[dict[str, list], dict[str, list]]:
     """Ground truth as detector and structure answers, keyed by the fingerprint of the page image
     and of each crop exactly as the pipeline cuts it (same functions, same settings)."""
     from worker.core.detections import padded_box, select_tables
@@ -151,23 +177,43 @@ def oracle_answers(paths: list[Path], truth: dict[str, Any], settings: Settings,
             image = doc.render(page_no, dpi)
             answer = [{"label": "table", "score": 1.0, "bbox": t["box"]} for t in tables]
             _register(detection, fingerprint(image), answer)
-            for box in select_tables(answer, threshold=settings.detection_threshold,
-                                     rotated_threshold=settings.detection_rotated_threshold,
-                                     merge_iou=settings.detection_merge_iou, page_size=image.size):
+            for box in select_tables(
+                answer,
+                threshold=settings.detection_threshold,
+                rotated_threshold=settings.detection_rotated_threshold,
+                merge_iou=settings.detection_merge_iou,
+                page_size=image.size,
+            ):
                 table = max(tables, key=lambda t: iou(tuple(t["box"]), box.bbox))
                 crop_box = padded_box(box.bbox, image.size, settings.crop_padding, settings.crop_padding_min_px)
                 crop = image.crop(crop_box)
                 x0, y0 = crop_box[:2]
-                cells = [GtCell(c["row"], c["col"], c["rowspan"], c["colspan"], c["text"],
-                                (c["text_bbox"][0] - x0, c["text_bbox"][1] - y0,
-                                 c["text_bbox"][2] - x0, c["text_bbox"][3] - y0), c["is_header"])
-                         for c in table["cells"]]
+                cells = [
+                    GtCell(
+                        c["row"],
+                        c["col"],
+                        c["rowspan"],
+                        c["colspan"],
+                        c["text"],
+                        (
+                            c["text_bbox"][0] - x0,
+                            c["text_bbox"][1] - y0,
+                            c["text_bbox"][2] - x0,
+                            c["text_bbox"][3] - y0,
+                        ),
+                        c["is_header"],
+                    )
+                    for c in table["cells"]
+                ]
                 n_rows = max(c.row + c.rowspan for c in cells)
                 n_cols = max(c.col + c.colspan for c in cells)
                 header = max((c.row + c.rowspan for c in cells if c.is_header), default=0)
                 oracle = oracle_from_cells(cells, n_rows, n_cols, crop.size, header_rows=header)
-                _register(structure, fingerprint(crop), [{"label": o.label, "score": o.score, "bbox": list(o.bbox)}
-                                                         for o in oracle.objects])
+                _register(
+                    structure,
+                    fingerprint(crop),
+                    [{"label": o.label, "score": o.score, "bbox": list(o.bbox)} for o in oracle.objects],
+                )
     return detection, structure
 
 

@@ -11,9 +11,12 @@ from pathlib import Path
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="measure quality on ground-truth tables")
     esub = p.add_subparsers(dest="eval_command", required=True)
-    o = esub.add_parser("oracle", help="oracle (+ noisy) structure objects -> rebuild -> TEDS",
-                        description="Derive structure objects from ground-truth cell boxes, add noise at "
-                                    "several levels, rebuild, and report TEDS and TEDS-struct.")
+    o = esub.add_parser(
+        "oracle",
+        help="oracle (+ noisy) structure objects -> rebuild -> TEDS",
+        description="Derive structure objects from ground-truth cell boxes, add noise at "
+        "several levels, rebuild, and report TEDS and TEDS-struct.",
+    )
     o.add_argument("--data", type=Path, required=True, help="folder holding <set>/gt.jsonl")
     o.add_argument("--levels", default=None, help="comma-separated noise levels (default: all)")
     o.add_argument("--seed", type=int, default=0)
@@ -43,10 +46,13 @@ def run_oracle(args: argparse.Namespace) -> int:
 
 
 def add_probes_parser(esub: argparse._SubParsersAction) -> None:
-    p = esub.add_parser("probes", help="cell probes: find and bind rates on serialised rows and chunks",
-                        description="Ask for each ground-truth body cell by its row and column labels and check "
-                                    "that the serialised rows and the chunks give its value bound to them; with "
-                                    "oracle structure (level none) and noisy structure.")
+    p = esub.add_parser(
+        "probes",
+        help="cell probes: find and bind rates on serialised rows and chunks",
+        description="Ask for each ground-truth body cell by its row and column labels and check "
+        "that the serialised rows and the chunks give its value bound to them; with "
+        "oracle structure (level none) and noisy structure.",
+    )
     p.add_argument("--data", type=Path, required=True, help="folder holding <set>/gt.jsonl")
     p.add_argument("--levels", default=None, help="comma-separated noise levels (default: all)")
     p.add_argument("--seed", type=int, default=0)

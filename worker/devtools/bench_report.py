@@ -1,5 +1,5 @@
 """What `tablesight bench` reports: per-variant summaries, output and model-output comparisons,
-peak memory, and the printed table (worker.bench runs the variants)."""
+peak memory, and the printed table (worker.devtools.bench runs the variants)."""
 
 from __future__ import annotations
 
@@ -29,15 +29,26 @@ def summarise(runs: list[Run]) -> dict[str, Any]:
     """One variant's rounds as the report gives them: medians, and the stages of the median run."""
     walls = [r.wall for r in runs]
     if not walls:
-        return {"rounds_wall_s": [], "pages_per_s": None, "wall_s": None, "cpu_s_per_page": None, "stage_s": {},
-                "peak_rss_mib": None}
+        return {
+            "rounds_wall_s": [],
+            "pages_per_s": None,
+            "wall_s": None,
+            "cpu_s_per_page": None,
+            "stage_s": {},
+            "peak_rss_mib": None,
+        }
     wall = statistics.median(walls)
     mid = min(runs, key=lambda r: abs(r.wall - wall))  # stage times of the run nearest the median
     stages = {k: round(mid.stages[k], 3) for k in sorted(mid.stages, key=stage_key)}
-    return {"pages_per_s": round(mid.pages / wall, 4), "wall_s": round(wall, 3),
-            "rounds_wall_s": [round(w, 3) for w in walls],
-            "cpu_s_per_page": round(statistics.median(r.cpu / r.pages for r in runs), 3), "stage_s": stages,
-            "stage_s_total": round(sum(mid.stages.values()), 3), "peak_rss_mib": None}
+    return {
+        "pages_per_s": round(mid.pages / wall, 4),
+        "wall_s": round(wall, 3),
+        "rounds_wall_s": [round(w, 3) for w in walls],
+        "cpu_s_per_page": round(statistics.median(r.cpu / r.pages for r in runs), 3),
+        "stage_s": stages,
+        "stage_s_total": round(sum(mid.stages.values()), 3),
+        "peak_rss_mib": None,
+    }
 
 
 def stage_key(stage: str) -> tuple[int, str]:
@@ -73,10 +84,17 @@ def compare_outputs(reference: Path, others: list[Path]) -> dict[str, Any]:
             differences.append(f"{other.name}: {key} differs" + (f" (numbers only, by {gap:.1e})" if gap else ""))
             numeric = max(numeric, gap if gap is not None else float("inf"))
     html = [k for k in ref if k.endswith(".html") and "/tables/" in k]
-    return {"identical": not differences, "equivalent": not html_differ and numeric <= NUMERIC_TOLERANCE,
-            "html_identical": not html_differ, "max_numeric_diff": numeric if numeric != float("inf") else None,
-            "runs_compared": len(others), "files": len(ref), "tables": len(html),
-            "differences": differences[:20], "n_differences": len(differences)}
+    return {
+        "identical": not differences,
+        "equivalent": not html_differ and numeric <= NUMERIC_TOLERANCE,
+        "html_identical": not html_differ,
+        "max_numeric_diff": numeric if numeric != float("inf") else None,
+        "runs_compared": len(others),
+        "files": len(ref),
+        "tables": len(html),
+        "differences": differences[:20],
+        "n_differences": len(differences),
+    }
 
 
 def _numeric_gap(a: Any, b: Any) -> float | None:
@@ -123,8 +141,10 @@ def agreement(a: dict[str, list[dict[str, Any]]], b: dict[str, list[dict[str, An
         sb = sorted(o["score"] for o in b[key])
         score = max(score, max((abs(x - y) for x, y in zip(sa, sb)), default=0.0))
         for o in a[key]:  # nearest same-label box: a tie in score may swap the order
-            near = min((max(abs(u - v) for u, v in zip(o["bbox"], q["bbox"])) for q in b[key]
-                        if q["label"] == o["label"]), default=0.0)
+            near = min(
+                (max(abs(u - v) for u, v in zip(o["bbox"], q["bbox"])) for q in b[key] if q["label"] == o["label"]),
+                default=0.0,
+            )
             box = max(box, near)
     return {"images": len(common), "max_score_diff": score, "max_box_diff_px": round(box, 6)}
 
@@ -143,54 +163,80 @@ def peak_rss_mib() -> float | None:
 def format_report(report: dict[str, Any]) -> str:
     """The report as a plain-text table (what the JSON says, for people)."""
     c, names = report["corpus"], list(report["variants"])
-    lines = [f"tablesight bench: {c['pages']} page(s), {c['tables']} table(s) in {c['documents']} document(s) "
-             f"({c['source']}, {c['dpi']} dpi); models {report['models']['kind']}, answers {report['answers']}, "
-             f"device {report['device']}, {report['rounds']} round(s) interleaved; load "
-             f"{report['load_avg']['before'][0]} -> {report['load_avg']['after'][0]}"]
-    rows = [("pages/s", "pages_per_s", "{:.3f}"), ("wall s (median)", "wall_s", "{:.2f}"),
-            ("CPU s per page", "cpu_s_per_page", "{:.2f}")]
+    lines = [
+        f"tablesight bench: {c['pages']} page(s), {c['tables']} table(s) in {c['documents']} document(s) "
+        f"({c['source']}, {c['dpi']} dpi); models {report['models']['kind']}, answers {report['answers']}, "
+        f"device {report['device']}, {report['rounds']} round(s) interleaved; load "
+        f"{report['load_avg']['before'][0]} -> {report['load_avg']['after'][0]}"
+    ]
+    rows = [
+        ("pages/s", "pages_per_s", "{:.3f}"),
+        ("wall s (median)", "wall_s", "{:.2f}"),
+        ("CPU s per page", "cpu_s_per_page", "{:.2f}"),
+    ]
     lines.append(f"{'':<22}" + "".join(f"{n:>12}" for n in names))
     for label, key, fmt in rows:
         lines.append(f"{label:<22}" + "".join(f"{_fmt(report['variants'][n][key], fmt):>12}" for n in names))
     stages = sorted({s for n in names for s in report["variants"][n]["stage_s"]}, key=stage_key)
     for stage in stages:
-        lines.append(f"  {stage + ' s':<20}" + "".join(
-            f"{_fmt(report['variants'][n]['stage_s'].get(stage), '{:.2f}'):>12}" for n in names))
-    lines.append(f"{'  sum of stages s':<22}" + "".join(
-        f"{_fmt(report['variants'][n].get('stage_s_total'), '{:.2f}'):>12}" for n in names))
+        lines.append(
+            f"  {stage + ' s':<20}"
+            + "".join(f"{_fmt(report['variants'][n]['stage_s'].get(stage), '{:.2f}'):>12}" for n in names)
+        )
+    lines.append(
+        f"{'  sum of stages s':<22}"
+        + "".join(f"{_fmt(report['variants'][n].get('stage_s_total'), '{:.2f}'):>12}" for n in names)
+    )
     if any(report["variants"][n]["peak_rss_mib"] for n in names):
-        lines.append(f"{'peak RSS MiB (alone)':<22}" + "".join(
-            f"{_fmt(report['variants'][n]['peak_rss_mib'], '{:.0f}'):>12}" for n in names))
-        lines.append(f"{'  of which at load':<22}" + "".join(
-            f"{_fmt(report['variants'][n].get('peak_rss_after_load_mib'), '{:.0f}'):>12}" for n in names))
+        lines.append(
+            f"{'peak RSS MiB (alone)':<22}"
+            + "".join(f"{_fmt(report['variants'][n]['peak_rss_mib'], '{:.0f}'):>12}" for n in names)
+        )
+        lines.append(
+            f"{'  of which at load':<22}"
+            + "".join(f"{_fmt(report['variants'][n].get('peak_rss_after_load_mib'), '{:.0f}'):>12}" for n in names)
+        )
     else:
-        lines.append(f"peak RSS MiB: {_fmt(report['process_peak_rss_mib'], '{:.0f}')} for this process, all variants "
-                     "(--rss: each variant alone in a fresh process)")
+        lines.append(
+            f"peak RSS MiB: {_fmt(report['process_peak_rss_mib'], '{:.0f}')} for this process, all variants "
+            "(--rss: each variant alone in a fresh process)"
+        )
     if "speedup" in report:
         lines.append(f"speed-up fast/naive: {report['speedup']:.2f}x (pages/s of the median round)")
         o = report["outputs"]
         if o["identical"]:
             verdict = "identical"
         elif o["equivalent"]:
-            verdict = (f"HTML identical; {o['n_differences']} JSON record(s) differ in raw model numbers only "
-                       f"(max {o['max_numeric_diff']:.1e})")
+            verdict = (
+                f"HTML identical; {o['n_differences']} JSON record(s) differ in raw model numbers only "
+                f"(max {o['max_numeric_diff']:.1e})"
+            )
         else:
             verdict = f"{o['n_differences']} DIFFERENCE(S): " + "; ".join(o["differences"][:5])
-        lines.append(f"outputs: {o['files']} files ({o['tables']} tables) against {o['runs_compared']} other "
-                     f"run(s): {verdict}")
+        lines.append(
+            f"outputs: {o['files']} files ({o['tables']} tables) against {o['runs_compared']} other run(s): {verdict}"
+        )
         a = report["model_agreement"]
-        lines.append("raw model outputs fast vs naive: " + "; ".join(
-            f"{k} max |d score| {v['max_score_diff']:.1e}, max |d box| {v['max_box_diff_px']:.2e} px"
-            for k, v in a.items()))
+        lines.append(
+            "raw model outputs fast vs naive: "
+            + "; ".join(
+                f"{k} max |d score| {v['max_score_diff']:.1e}, max |d box| {v['max_box_diff_px']:.2e} px"
+                for k, v in a.items()
+            )
+        )
     cfg = report["config"]
     if "fast" in cfg and "fast" in report["variants"]:
         f = cfg["fast"]
-        lines.append(f"fast: {f['pipeline_lanes']} lanes x {f['torch_threads']} torch thread(s), "
-                     f"{f['cpu_workers']} CPU workers, tesseract {f['ocr_threads'] or 'default'} thread(s), "
-                     f"CPU batch cap {f['cpu_batch_size'] or 'none'}, channels-last {f['channels_last']}")
+        lines.append(
+            f"fast: {f['pipeline_lanes']} lanes x {f['torch_threads']} torch thread(s), "
+            f"{f['cpu_workers']} CPU workers, tesseract {f['ocr_threads'] or 'default'} thread(s), "
+            f"CPU batch cap {f['cpu_batch_size'] or 'none'}, channels-last {f['channels_last']}"
+        )
     if "naive" in report["variants"]:
-        lines.append(f"naive: batch 1, fp32, torch.no_grad, {cfg['naive']['torch_threads']} torch thread(s), "
-                     "tesseract default threads, no overlap")
+        lines.append(
+            f"naive: batch 1, fp32, torch.no_grad, {cfg['naive']['torch_threads']} torch thread(s), "
+            "tesseract default threads, no overlap"
+        )
     for row in report.get("batch_sweep", []):
         gpu = f", GPU peak {row['gpu_peak_mib']:.0f} MiB" if row["gpu_peak_mib"] is not None else ""
         same = {True: ", HTML identical", False: ", HTML DIFFERS", None: ""}[row["html_identical"]]

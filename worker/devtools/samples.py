@@ -18,9 +18,11 @@ from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 Font = ImageFont.FreeTypeFont | ImageFont.ImageFont
 _DEJAVU_DIR = Path("/usr/share/fonts/truetype/dejavu")
-_WORDS = ("the results below cover all regions and products figures are unaudited and rounded "
-          "to the nearest thousand revenue grew in every quarter while costs rose more slowly "
-          "see notes for the definitions used in this report").split()
+_WORDS = (
+    "the results below cover all regions and products figures are unaudited and rounded "
+    "to the nearest thousand revenue grew in every quarter while costs rose more slowly "
+    "see notes for the definitions used in this report"
+).split()
 
 
 @dataclass(frozen=True)
@@ -50,8 +52,16 @@ class TableSpec:
                 if slots & taken:
                     raise ValueError(f"cell {spec.text!r} overlaps another cell")
                 taken |= slots
-                cells.append({"row": r, "col": c, "rowspan": spec.rowspan, "colspan": spec.colspan,
-                              "text": spec.text, "is_header": r < self.header_rows})
+                cells.append(
+                    {
+                        "row": r,
+                        "col": c,
+                        "rowspan": spec.rowspan,
+                        "colspan": spec.colspan,
+                        "text": spec.text,
+                        "is_header": r < self.header_rows,
+                    }
+                )
                 c += spec.colspan
         n_rows = max(r for r, _ in taken) + 1
         n_cols = max(c for _, c in taken) + 1
@@ -67,38 +77,52 @@ class TableSpec:
 
 def _spec(rows: Sequence[Sequence[str | tuple[str, int, int]]], header_rows: int) -> TableSpec:
     """Rows of 'text' or ('text', rowspan, colspan)."""
-    return TableSpec(tuple(tuple(CellSpec(c) if isinstance(c, str) else CellSpec(*c) for c in row)
-                           for row in rows), header_rows)
+    return TableSpec(
+        tuple(tuple(CellSpec(c) if isinstance(c, str) else CellSpec(*c) for c in row) for row in rows), header_rows
+    )
 
 
 def financial_table() -> TableSpec:
     """Two-level header (a year over Revenue/Cost) and row-group labels spanning two rows."""
-    return _spec([
-        [("Region", 2, 1), ("Product", 2, 1), ("2023", 1, 2), ("2024", 1, 2)],
-        ["Revenue", "Cost", "Revenue", "Cost"],
-        [("North", 2, 1), "Widgets", "1,200", "800", "1,350", "870"],
-        ["Gadgets", "640", "410", "700", "455"],
-        [("South", 2, 1), "Widgets", "980", "615", "1,010", "650"],
-        ["Gadgets", "520", "330", "575", "360"],
-        [("Total", 1, 2), "3,340", "2,155", "3,635", "2,335"],
-    ], header_rows=2)
+    return _spec(
+        [
+            [("Region", 2, 1), ("Product", 2, 1), ("2023", 1, 2), ("2024", 1, 2)],
+            ["Revenue", "Cost", "Revenue", "Cost"],
+            [("North", 2, 1), "Widgets", "1,200", "800", "1,350", "870"],
+            ["Gadgets", "640", "410", "700", "455"],
+            [("South", 2, 1), "Widgets", "980", "615", "1,010", "650"],
+            ["Gadgets", "520", "330", "575", "360"],
+            [("Total", 1, 2), "3,340", "2,155", "3,635", "2,335"],
+        ],
+        header_rows=2,
+    )
 
 
 def staffing_table() -> TableSpec:
     """Spans inside the body: a row label over two rows and text across two and four columns."""
-    return _spec([
-        ["Site", "Staff", "Q1", "Q2", "Q3", "Q4"],
-        [("Lyon", 2, 1), "Full-time", "42", "44", "45", "47"],
-        ["Part-time", "8", "9", ("Closed for repairs", 1, 2)],
-        ["Oslo", "Full-time", "30", "31", "31", "33"],
-        [("Notes", 1, 2), ("Headcount at the end of each quarter", 1, 4)],
-    ], header_rows=1)
+    return _spec(
+        [
+            ["Site", "Staff", "Q1", "Q2", "Q3", "Q4"],
+            [("Lyon", 2, 1), "Full-time", "42", "44", "45", "47"],
+            ["Part-time", "8", "9", ("Closed for repairs", 1, 2)],
+            ["Oslo", "Full-time", "30", "31", "31", "33"],
+            [("Notes", 1, 2), ("Headcount at the end of each quarter", 1, 4)],
+        ],
+        header_rows=1,
+    )
 
 
 def key_figures_table() -> TableSpec:
     """A plain grid with no merged cells."""
-    return _spec([["Metric", "2023", "2024"], ["Margin", "35.5%", "35.8%"],
-                  ["Employees", "1,204", "1,262"], ["Sites", "12", "14"]], header_rows=1)
+    return _spec(
+        [
+            ["Metric", "2023", "2024"],
+            ["Margin", "35.5%", "35.8%"],
+            ["Employees", "1,204", "1,262"],
+            ["Sites", "12", "14"],
+        ],
+        header_rows=1,
+    )
 
 
 @lru_cache(maxsize=64)
@@ -128,16 +152,24 @@ def _sizes(cells: list[dict], n: int, key: str, span: str, need: list[float]) ->
     sizes = [0.0] * n
     for cell, want in sorted(zip(cells, need), key=lambda cw: cw[0][span]):
         first, count = cell[key], cell[span]
-        have = sum(sizes[first:first + count])
+        have = sum(sizes[first : first + count])
         if want > have:
             for i in range(first, first + count):
                 sizes[i] += (want - have) / count
     return sizes
 
 
-def render_table(spec: TableSpec, *, scale: float = 1.0, font_size: int = 22, padding: int = 12,
-                 line_width: int = 2, margin: int = 20, rules: str = "all",
-                 shade_header: bool = False) -> tuple[Image.Image, list[dict[str, Any]]]:
+def render_table(
+    spec: TableSpec,
+    *,
+    scale: float = 1.0,
+    font_size: int = 22,
+    padding: int = 12,
+    line_width: int = 2,
+    margin: int = 20,
+    rules: str = "all",
+    shade_header: bool = False,
+) -> tuple[Image.Image, list[dict[str, Any]]]:
     """Draw the table; returns the image and ground-truth cells.
 
     Each cell: row, col, rowspan, colspan, text, is_header, bbox (the cell between its ruling
@@ -156,8 +188,7 @@ def render_table(spec: TableSpec, *, scale: float = 1.0, font_size: int = 22, pa
     regular = load_font(fs)
     line_h = sum(regular.getmetrics()) if isinstance(regular, ImageFont.FreeTypeFont) else fs
     widths = _sizes(cells, n_cols, "col", "colspan", [b[2] - b[0] + 2 * pad + lw for b in ink])
-    heights = _sizes(cells, n_rows, "row", "rowspan",
-                     [max(b[3] - b[1], line_h) + 2 * pad + lw for b in ink])
+    heights = _sizes(cells, n_rows, "row", "rowspan", [max(b[3] - b[1], line_h) + 2 * pad + lw for b in ink])
     xs = [mg + round(sum(widths[:i])) for i in range(n_cols + 1)]
     ys = [mg + round(sum(heights[:i])) for i in range(n_rows + 1)]
     image = Image.new("RGB", (xs[-1] + mg + lw, ys[-1] + mg + lw), "white")
@@ -199,8 +230,9 @@ class SamplePage:
     tables: list[list[dict[str, Any]]] = field(default_factory=list)
 
 
-def _paragraph(draw: ImageDraw.ImageDraw, x: int, y: int, width: int, font: Font,
-               rng: random.Random, lines: int) -> int:
+def _paragraph(
+    draw: ImageDraw.ImageDraw, x: int, y: int, width: int, font: Font, rng: random.Random, lines: int
+) -> int:
     """Write `lines` lines of filler prose; returns the y below them."""
     line_h = round(font.size * 1.4) if hasattr(font, "size") else 20
     for _ in range(lines):
@@ -215,9 +247,16 @@ def _paragraph(draw: ImageDraw.ImageDraw, x: int, y: int, width: int, font: Font
     return y
 
 
-def make_page(specs: Sequence[TableSpec], page_size_px: tuple[int, int] = (1700, 2200), *,
-              title: str = "Quarterly results by region", font_size: int = 28, table_font_size: int = 24,
-              rules: str = "all", seed: int = 0) -> SamplePage:
+def make_page(
+    specs: Sequence[TableSpec],
+    page_size_px: tuple[int, int] = (1700, 2200),
+    *,
+    title: str = "Quarterly results by region",
+    font_size: int = 28,
+    table_font_size: int = 24,
+    rules: str = "all",
+    seed: int = 0,
+) -> SamplePage:
     """A page (Letter at 200 dpi by default) with a title, prose, and the tables stacked in order.
 
     A table wider than the text column is scaled down to fit; raises ValueError if they do not
@@ -236,8 +275,9 @@ def make_page(specs: Sequence[TableSpec], page_size_px: tuple[int, int] = (1700,
     for spec in specs:
         table, cells = render_table(spec, font_size=table_font_size, margin=0, rules=rules)
         if table.width > text_w:
-            table, cells = render_table(spec, scale=text_w / table.width, font_size=table_font_size,
-                                        margin=0, rules=rules)
+            table, cells = render_table(
+                spec, scale=text_w / table.width, font_size=table_font_size, margin=0, rules=rules
+            )
         if y + table.height > height - margin:
             raise ValueError("the tables do not fit on the page")
         page.paste(table, (margin, y))
@@ -269,8 +309,9 @@ def scan_noise(image: Image.Image, seed: int) -> Image.Image:
     return Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8))
 
 
-def make_scanned_pdf(path: Path | str, pages: Sequence[Image.Image], dpi: int = 200, *,
-                     noise: bool = False, seed: int = 0) -> Path:
+def make_scanned_pdf(
+    path: Path | str, pages: Sequence[Image.Image], dpi: int = 200, *, noise: bool = False, seed: int = 0
+) -> Path:
     """An image-only PDF, one page per image, sized so that rendering at `dpi` gives the images
     back pixel for pixel. `noise` adds `scan_noise` (deterministic for a seed); its skew moves
     ground-truth boxes by up to ~0.8% of the page size."""
@@ -292,10 +333,16 @@ class BornDigitalTable:
     words: list[dict[str, Any]]
 
 
-def make_born_digital_pdf(path: Path | str, spec: TableSpec | None = None, *,
-                          page_size_pt: tuple[float, float] = (612.0, 792.0),
-                          origin_pt: tuple[float, float] = (72.0, 120.0), font_size: float = 10.0,
-                          padding: float = 4.0, title: str = "Results by region") -> BornDigitalTable:
+def make_born_digital_pdf(
+    path: Path | str,
+    spec: TableSpec | None = None,
+    *,
+    page_size_pt: tuple[float, float] = (612.0, 792.0),
+    origin_pt: tuple[float, float] = (72.0, 120.0),
+    font_size: float = 10.0,
+    padding: float = 4.0,
+    title: str = "Results by region",
+) -> BornDigitalTable:
     """A one-page PDF with the table as real text and ruling lines (reportlab, test-only).
 
     The font is DejaVu Sans embedded when available (its metrics then match what PDF readers
@@ -319,8 +366,13 @@ def make_born_digital_pdf(path: Path | str, spec: TableSpec | None = None, *,
     cells = spec.layout()
     n_rows, n_cols = spec.shape
     lines = [c["text"].split("\n") for c in cells]
-    widths = _sizes(cells, n_cols, "col", "colspan",
-                    [max(pdfmetrics.stringWidth(t, font, font_size) for t in ls) + 2 * padding for ls in lines])
+    widths = _sizes(
+        cells,
+        n_cols,
+        "col",
+        "colspan",
+        [max(pdfmetrics.stringWidth(t, font, font_size) for t in ls) + 2 * padding for ls in lines],
+    )
     heights = _sizes(cells, n_rows, "row", "rowspan", [len(ls) * line_h + 2 * padding for ls in lines])
     xs = [origin_pt[0] + sum(widths[:i]) for i in range(n_cols + 1)]
     ys = [origin_pt[1] + sum(heights[:i]) for i in range(n_rows + 1)]
@@ -345,9 +397,17 @@ def make_born_digital_pdf(path: Path | str, spec: TableSpec | None = None, *,
             for word in text.split(" "):
                 if word:
                     wx = tx + pdfmetrics.stringWidth(text[:start], font, font_size)
-                    words.append({"text": word, "bbox": (wx, baseline - ascent,
-                                                         wx + pdfmetrics.stringWidth(word, font, font_size),
-                                                         baseline - descent)})
+                    words.append(
+                        {
+                            "text": word,
+                            "bbox": (
+                                wx,
+                                baseline - ascent,
+                                wx + pdfmetrics.stringWidth(word, font, font_size),
+                                baseline - descent,
+                            ),
+                        }
+                    )
                 start += len(word) + 1
         out_cells.append({**cell, "bbox": (x0, y0, x1, y1)})
     pdf.showPage()
