@@ -1,6 +1,6 @@
 """Words from an image by tesseract: the text source for pages without a text layer.
 
-Plain data out (DESIGN §2): `Word`s with boxes in the caller's pixel frame (`offset` shifts
+Plain data out: `Word`s with boxes in the caller's pixel frame (`offset` shifts
 crop coordinates back onto the page) and confidence in 0..1.
 """
 

@@ -1,6 +1,6 @@
 """Randomly initialised Table Transformers, saved like real ones, for tests and speed runs.
 
-Our build and test machines cannot reach the hub (DESIGN §5): tests build tiny models with
+Our build and test machines cannot reach the hub: tests build tiny models with
 the real classes and label maps, save them, and load them through the production loader.
 A `full` model has the real configuration (ResNet-18, d_model 256, 6+6 layers, 15/125
 queries), so it costs what the real one costs to run. Nothing is downloaded.

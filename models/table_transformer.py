@@ -1,6 +1,6 @@
 """Table Transformer (detection and structure recognition): PIL images in, plain objects out.
 
-Preprocessing is ours, after the reference code (DESIGN §5): resize so the longest side is
+Preprocessing is ours, after the reference code: resize so the longest side is
 `max_size`, ImageNet mean/std, zero padding to the batch's largest H and W with a pixel
 mask. The hub's preprocessor configs are not trusted (the v1.1 one is incomplete).
 
@@ -174,7 +174,7 @@ class TableTransformer:
         """
         from transformers import TableTransformerForObjectDetection
 
-        resolved = weights.resolve(ref, models_dir)
+        resolved = weights.checked_source(ref, weights.resolve(ref, models_dir), models_dir)
         target = resolve_device(device)
         dtype = inference_dtype(target, half_precision)
         try:

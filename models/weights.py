@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,8 @@ CONFIG_FILE = "config.json"
 REVISION_FILE = "TABLESIGHT_REVISION"
 # Weights and configs; tokenizer vocabularies, merges and chat templates too (vision models need them).
 DOWNLOAD_PATTERNS = ["*.json", "*.safetensors", "*.bin", "*.txt", "*.model", "*.jinja", "*.tiktoken"]
+
+HUB_PROBE_TIMEOUT = 8.0  # seconds for the one look-up that tells whether the hub answers
 
 _HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
@@ -89,6 +92,29 @@ def resolve(ref: str, models_dir: Path | None = None) -> ResolvedModel:
             return ResolvedModel(str(folder), stored or revision, local=True, hub_id=repo_id)
         logger.info("%s not in models dir %s; trying the hub", repo_id, models_dir)
     return ResolvedModel(repo_id, revision, local=False, hub_id=repo_id)
+
+
+def checked_source(ref: str, resolved: ResolvedModel, models_dir: Path | None) -> ResolvedModel:
+    """Make one look-up of a hub model before loading it, and fail fast when it cannot succeed.
+
+    A hub model already in the local cache loads from there without asking the hub. Otherwise
+    one HEAD request for its config, with a short timeout, tells whether the hub answers:
+    `from_pretrained` itself would retry an unreachable hub for about a minute, printing
+    warnings, before raising the same error.
+    """
+    if resolved.local or _hub_offline():
+        return resolved
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    cached = try_to_load_from_cache(resolved.path_or_id, CONFIG_FILE, revision=resolved.revision)
+    if isinstance(cached, str):
+        return ResolvedModel(str(Path(cached).parent), resolved.revision, local=True, hub_id=resolved.hub_id)
+    url = f"{constants.ENDPOINT}/{resolved.path_or_id}/resolve/{resolved.revision or 'main'}/{CONFIG_FILE}"
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=HUB_PROBE_TIMEOUT).close()
+    except (OSError, ValueError) as exc:  # URLError, HTTPError (401/404), timeouts
+        raise not_found(ref, resolved, models_dir, exc) from None
+    return resolved
 
 
 def not_found(ref: str, resolved: ResolvedModel, models_dir: Path | None, error: BaseException) -> WeightsNotFound:

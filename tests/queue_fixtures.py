@@ -9,15 +9,14 @@ from __future__ import annotations
 import atexit
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import redis
+from helpers import free_port, wait_for
 
 REPO = Path(__file__).resolve().parents[1]
 REDIS_SERVER = "/usr/bin/redis-server"
@@ -43,23 +42,6 @@ def _kill_group(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
         except subprocess.TimeoutExpired:
             pass
         _live.pop(proc.pid, None)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(check: Callable[[], Any], timeout: float, interval: float = 0.05, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(interval)
 
 
 class RedisServer:

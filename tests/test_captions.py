@@ -86,11 +86,13 @@ def scanned_page() -> tuple[Image.Image, tuple[float, float, float, float]]:
 def test_caption_and_notes_by_ocr_of_strips_on_a_scanned_page():
     pytest.importorskip("pytesseract")
     from models.ocr import ocr_words
-    from worker.pipeline import Stages, _context
+    from worker.pipeline import Run, Stages
+    from worker.pipeline.context import table_context
 
     page, box = scanned_page()
     stages = Stages(structure=None, detector=None, ocr=lambda im: ocr_words(im))  # type: ignore[arg-type]
-    ctx = _context(box, page, [], [box], stages, Settings(), dpi=200)
+    run = Run(doc=None, doc_id="0" * 16, stages=stages, storage=None, settings=Settings(), dpi=200)  # type: ignore[arg-type]
+    ctx = table_context(run, box, page, [], [box])
     assert ctx.caption == "Table 3: Revenue and cost by region"
     assert ctx.notes == ["Note: all figures in thousands of euros.", "Source: company accounts."]
     assert ctx.above_clear is False  # the prose above was read too
@@ -140,7 +142,7 @@ def test_captions_and_notes_on_the_icdar_dev_pdfs():
         dpi = int(r["render_dpi"])
         pad = 8 * dpi / 72  # the crops carry 8 pt of padding
 
-        def tight(rec: dict) -> tuple[float, float, float, float]:
+        def tight(rec: dict, pad: float = pad) -> tuple[float, float, float, float]:
             x0, y0, x1, y1 = rec["crop_px_in_page"]
             return (x0 + pad, y0 + pad, x1 - pad, y1 - pad)
 

@@ -103,7 +103,7 @@ def test_parser_reads_first_table_and_flattens_nested_text():
 
 
 def test_parser_rejects_text_without_table():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="table"):
         html_to_grid("no table here")
 
 

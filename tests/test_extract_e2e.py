@@ -1,5 +1,5 @@
 """`tablesight extract` end to end: generated scanned and born-digital PDFs, every file of the
-contract (DESIGN §3), duplicates merged, bad inputs failing one by one while others complete."""
+contract (docs/architecture.md), duplicates merged, bad inputs failing one by one while others complete."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from worker.settings import Settings
 from worker.storage import LocalStorage
 
 
-def settings_for(models: dict[str, Path], **kw) -> Settings:
+def tiny_model_settings(models: dict[str, Path], **kw) -> Settings:
     base = {
         "detection_model": str(models["same_table"]),
         "structure_model": str(models["structure_legacy"]),
@@ -64,7 +64,7 @@ def check_contract(store: Path, manifest: dict) -> None:
 
 
 def test_scanned_pdf_every_file_of_the_contract(tiny_models, scanned_pdf, tmp_path):
-    settings = settings_for(tiny_models)
+    settings = tiny_model_settings(tiny_models)
     store = LocalStorage(tmp_path / "out")
     manifest = extract_document(scanned_pdf, stages=load_stages(settings), storage=store, settings=settings)
     check_contract(tmp_path / "out", manifest)
@@ -80,7 +80,7 @@ def test_scanned_pdf_every_file_of_the_contract(tiny_models, scanned_pdf, tmp_pa
 def test_born_digital_pdf_uses_the_text_layer(tiny_models, tmp_path):
     pdf = tmp_path / "digital.pdf"
     make_born_digital_pdf(pdf, financial_table())
-    settings = settings_for(tiny_models)
+    settings = tiny_model_settings(tiny_models)
     store = LocalStorage(tmp_path / "out")
     # a random detector boxes some arbitrary region: read the whole page as the table instead
     manifest = extract_document(pdf, stages=load_stages(settings, tables="page"), storage=store, settings=settings)
@@ -95,7 +95,7 @@ def test_page_mode_images_and_tiff(tiny_models, tmp_path):
     page = make_page([financial_table()], page_size_px=(1000, 900), seed=3).image
     tiff = tmp_path / "scan.tiff"
     page.save(tiff, save_all=True, append_images=[page.rotate(0)])
-    settings = settings_for(tiny_models)
+    settings = tiny_model_settings(tiny_models)
     store = LocalStorage(tmp_path / "out")
     manifest = extract_document(tiff, stages=load_stages(settings, tables="page"), storage=store, settings=settings)
     check_contract(tmp_path / "out", manifest)

@@ -9,20 +9,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers import isolated_settings
 from PIL import Image
 from pypdf import PdfWriter
 
 from worker.devtools.samples import make_scanned_pdf
 from worker.errors import InputError
 from worker.inputs import Document, open_document, parse_page_ranges
-from worker.settings import Settings
 
 # Three pages of different sizes and colours, so a render shows which page it is.
 PAGES = [((400, 300), (200, 30, 30)), ((300, 400), (30, 200, 30)), ((500, 200), (30, 30, 200))]
-
-
-def _settings(**overrides) -> Settings:
-    return Settings(_env_file=None, **overrides)
 
 
 def _pages() -> list[Image.Image]:
@@ -120,7 +116,7 @@ def test_bad_input_is_a_clear_input_error(case: str, tmp_path: Path, scanned_pdf
     make, reason = BAD_INPUTS[case]
     path = make(tmp_path, scanned_pdf)
     with pytest.raises(InputError) as info:
-        open_document(path, settings=_settings())
+        open_document(path, settings=isolated_settings())
     err = info.value
     assert err.path == str(path)
     assert err.reason.startswith(reason), err.reason
@@ -130,21 +126,21 @@ def test_bad_input_is_a_clear_input_error(case: str, tmp_path: Path, scanned_pdf
 def test_zero_page_error_is_not_a_stale_password_error(tmp_path: Path, scanned_pdf: Path) -> None:
     """pypdfium2 reports a zero-page PDF with pdfium's last error, left over from a previous file."""
     with pytest.raises(InputError, match="password"):
-        open_document(_encrypted(tmp_path, scanned_pdf), settings=_settings())
+        open_document(_encrypted(tmp_path, scanned_pdf), settings=isolated_settings())
     zero = _write(_minimal_pdf(b"<< /Type /Pages /Kids [] /Count 0 >>"), "zero.pdf")(tmp_path, scanned_pdf)
     with pytest.raises(InputError, match="PDF has no pages"):
-        open_document(zero, settings=_settings())
+        open_document(zero, settings=isolated_settings())
 
 
 def test_limits_on_file_size_and_page_count(scanned_pdf: Path) -> None:
     with pytest.raises(InputError, match="over the limit of 100 .*TABLESIGHT_MAX_FILE_BYTES"):
-        open_document(scanned_pdf, settings=_settings(max_file_bytes=100))
+        open_document(scanned_pdf, settings=isolated_settings(max_file_bytes=100))
     with pytest.raises(InputError, match="3 pages, over the limit of 2"):
-        open_document(scanned_pdf, settings=_settings(max_pages=2))
+        open_document(scanned_pdf, settings=isolated_settings(max_pages=2))
 
 
 def test_page_over_pixel_limit_fails_before_rendering(scanned_pdf: Path) -> None:
-    doc = open_document(scanned_pdf, settings=_settings(max_page_pixels=1_000_000))
+    doc = open_document(scanned_pdf, settings=isolated_settings(max_page_pixels=1_000_000))
     assert doc.render(1, 200).size == (800, 600)  # 480,000 px: fine
     with pytest.raises(InputError) as info:
         doc.render(1, 600)  # 2400 x 1800
@@ -157,7 +153,7 @@ def test_page_over_pixel_limit_fails_before_rendering(scanned_pdf: Path) -> None
 def test_image_over_pixel_limit(tmp_path: Path) -> None:
     path = tmp_path / "wide.png"
     Image.new("RGB", (2000, 1000), "white").save(path)
-    doc = open_document(path, settings=_settings(max_page_pixels=1_000_000))
+    doc = open_document(path, settings=isolated_settings(max_page_pixels=1_000_000))
     with pytest.raises(InputError, match="page 1 would be 2000 x 1000 px, over the limit"):
         doc.render(1, 200)
 
@@ -169,20 +165,20 @@ def test_owner_password_only_pdf_opens(tmp_path: Path, scanned_pdf: Path) -> Non
     writer.encrypt(user_password="", owner_password="owner")
     path = tmp_path / "restricted.pdf"
     writer.write(path)
-    doc = open_document(path, settings=_settings())
+    doc = open_document(path, settings=isolated_settings())
     assert doc.page_count == 3 and doc.render(2, 50).size == (150, 200)
 
 
 def test_file_corrupted_after_open_fails_at_render(tmp_path: Path, scanned_pdf: Path) -> None:
     """poppler's own failure (pdf2image's PDFPageCountError) maps to InputError too."""
-    doc = open_document(scanned_pdf, settings=_settings())
+    doc = open_document(scanned_pdf, settings=isolated_settings())
     scanned_pdf.write_bytes(b"%PDF-1.4\ngone\n")
     with pytest.raises(InputError, match="poppler cannot read page 2"):
         doc.render(2, 72)
 
 
 def test_pdf_document_pages_sizes_and_hash(scanned_pdf: Path) -> None:
-    doc = open_document(scanned_pdf, settings=_settings())
+    doc = open_document(scanned_pdf, settings=isolated_settings())
     assert isinstance(doc, Document) and doc.kind == "pdf" and doc.page_count == 3
     assert doc.sha256 == hashlib.sha256(scanned_pdf.read_bytes()).hexdigest()
     assert doc.page_sizes == tuple((w * 72 / 100, h * 72 / 100) for (w, h), _ in PAGES)
@@ -202,15 +198,15 @@ def test_kind_comes_from_magic_bytes_not_the_name(tmp_path: Path, scanned_pdf: P
     Image.new("RGB", (30, 20), "white").save(png_named_pdf, format="PNG")
     pdf_named_png = tmp_path / "scan.png"
     pdf_named_png.write_bytes(scanned_pdf.read_bytes())
-    assert open_document(png_named_pdf, settings=_settings()).kind == "image"
-    assert open_document(pdf_named_png, settings=_settings()).kind == "pdf"
+    assert open_document(png_named_pdf, settings=isolated_settings()).kind == "image"
+    assert open_document(pdf_named_png, settings=isolated_settings()).kind == "pdf"
 
 
 def test_multipage_tiff_each_frame_a_page(tmp_path: Path) -> None:
     frames = _pages()
     path = tmp_path / "scan.tiff"
     frames[0].save(path, save_all=True, append_images=frames[1:], compression="tiff_lzw")
-    doc = open_document(path, settings=_settings())
+    doc = open_document(path, settings=isolated_settings())
     assert (doc.kind, doc.image_format, doc.page_count) == ("image", "TIFF", 3)
     for page_no, (size, colour) in enumerate(PAGES, 1):
         image = doc.render(page_no, 300)  # dpi does not apply to images
@@ -226,7 +222,7 @@ def test_exif_orientation_is_applied(tmp_path: Path, fmt: str) -> None:
     exif[0x0112] = 6  # display rotated 90 degrees clockwise
     path = tmp_path / f"photo.{fmt.lower()}"
     image.save(path, format=fmt, exif=exif)
-    doc = open_document(path, settings=_settings())
+    doc = open_document(path, settings=isolated_settings())
     shown = doc.render(1, 200)
     assert shown.size == doc.page_size_px(1, 200) == (40, 60)
     assert shown.getpixel((35, 5))[0] > 200 and shown.getpixel((35, 5))[1] < 60  # now top-right
@@ -235,7 +231,7 @@ def test_exif_orientation_is_applied(tmp_path: Path, fmt: str) -> None:
 def test_transparent_png_is_flattened_on_white(tmp_path: Path) -> None:
     path = tmp_path / "alpha.png"
     Image.new("RGBA", (20, 20), (0, 0, 0, 0)).save(path)
-    assert open_document(path, settings=_settings()).render(1, 200).getpixel((5, 5)) == (255, 255, 255)
+    assert open_document(path, settings=isolated_settings()).render(1, 200).getpixel((5, 5)) == (255, 255, 255)
 
 
 @pytest.mark.parametrize(

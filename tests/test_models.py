@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import isolated_settings
 from PIL import Image, ImageDraw
 
 from models import weights
@@ -38,12 +39,12 @@ def model_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def detector(model_dirs: dict[str, Path]) -> TableTransformer:
-    return load_detector(_settings(detection_model=str(model_dirs["detection"])))
+    return load_detector(cpu_model_settings(detection_model=str(model_dirs["detection"])))
 
 
 @pytest.fixture(scope="module")
 def structure(model_dirs: dict[str, Path]) -> TableTransformer:
-    return load_structure(_settings(structure_model=str(model_dirs["structure"])))
+    return load_structure(cpu_model_settings(structure_model=str(model_dirs["structure"])))
 
 
 @pytest.fixture
@@ -57,12 +58,12 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(transformers.utils.hub, "_is_offline_mode", True)
 
 
-def _settings(**kwargs: object) -> Settings:
-    # cpu_batch_size=0: batch on CPU too, so the batching tests below batch
+def cpu_model_settings(**kwargs: object) -> Settings:
+    """CPU, no models folder; cpu_batch_size=0 so the batching tests below really batch."""
     base: dict[str, object] = dict(
         device="cpu", models_dir=None, torch_threads=0, half_precision=True, cpu_batch_size=0
     )
-    return Settings(_env_file=None, **{**base, **kwargs})  # type: ignore[arg-type]
+    return isolated_settings(**{**base, **kwargs})
 
 
 def _table_image(width: int, height: int, rows: int = 6, mode: str = "RGB") -> Image.Image:
@@ -224,7 +225,7 @@ def test_legacy_hub_config_loads_without_download(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(modeling, "create_model", spy)
-    runner = load_detector(_settings(detection_model=str(model_dirs["legacy"])))
+    runner = load_detector(cpu_model_settings(detection_model=str(model_dirs["legacy"])))
     assert calls == [False]  # timm built the backbone without fetching ImageNet weights
     image = _table_image(600, 400)
     _assert_plain(runner.predict([image])[0], image, DETECTION_LABELS)
@@ -240,20 +241,20 @@ def test_no_timm_hub_config_loads(model_dirs: dict[str, Path], tmp_path: Path, o
     config = json.loads((folder / "config.json").read_text())
     config.update(backbone="resnet50", use_pretrained_backbone=True, backbone_kwargs=None)
     (folder / "config.json").write_text(json.dumps(config))
-    runner = load_detector(_settings(detection_model=str(folder)))
+    runner = load_detector(cpu_model_settings(detection_model=str(folder)))
     image = _table_image(500, 500)
     _assert_plain(runner.predict([image])[0], image, DETECTION_LABELS)
 
 
 def test_swapped_models_rejected(model_dirs: dict[str, Path]) -> None:
     with pytest.raises(ValueError, match="swapped"):
-        load_structure(_settings(structure_model=str(model_dirs["detection"])))
+        load_structure(cpu_model_settings(structure_model=str(model_dirs["detection"])))
 
 
 def test_missing_local_folder(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
     with pytest.raises(WeightsNotFound) as info:
-        load_detector(_settings(detection_model=str(missing)))
+        load_detector(cpu_model_settings(detection_model=str(missing)))
     message = str(info.value)
     assert str(missing) in message
     assert "tablesight models download --dir" in message and "TABLESIGHT_MODELS_DIR" in message
@@ -266,7 +267,7 @@ def test_folder_without_config(tmp_path: Path) -> None:
 
 
 def test_hub_id_offline(tmp_path: Path, offline: None) -> None:
-    settings = _settings(detection_model="microsoft/table-transformer-detection@no_timm", models_dir=tmp_path)
+    settings = cpu_model_settings(detection_model="microsoft/table-transformer-detection@no_timm", models_dir=tmp_path)
     with pytest.raises(WeightsNotFound) as info:
         load_detector(settings)
     message = str(info.value)
@@ -307,11 +308,11 @@ def test_models_dir_copy_loads(tmp_path: Path, model_dirs: dict[str, Path]) -> N
     copy.mkdir()
     for f in model_dirs["structure"].iterdir():
         (copy / f.name).write_bytes(f.read_bytes())
-    runner = load_structure(_settings(models_dir=tmp_path))  # the default hub id, found in MODELS_DIR
+    runner = load_structure(cpu_model_settings(models_dir=tmp_path))  # the default hub id, found in MODELS_DIR
     assert runner.model_id == "microsoft/table-structure-recognition-v1.1-all" and runner.revision == "main"
 
 
-def test_device_settings() -> None:
+def test_devicecpu_model_settings() -> None:
     assert resolve_device("cpu") == "cpu" and resolve_device(" CPU ") == "cpu"
     assert resolve_device("auto") == ("cuda:0" if torch.cuda.is_available() else "cpu")
     assert inference_dtype("cpu", True) == torch.float32
@@ -327,8 +328,8 @@ def test_device_settings() -> None:
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_cuda_half_precision(model_dirs: dict[str, Path]) -> None:
     folder = str(model_dirs["detection"])
-    half = load_detector(_settings(detection_model=folder, device="cuda"))
-    full = load_detector(_settings(detection_model=folder, device="cuda", half_precision=False))
+    half = load_detector(cpu_model_settings(detection_model=folder, device="cuda"))
+    full = load_detector(cpu_model_settings(detection_model=folder, device="cuda", half_precision=False))
     expected = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     assert half.device == "cuda:0" and half.dtype == expected and next(half.model.parameters()).dtype == expected
     assert full.dtype == torch.float32

@@ -77,7 +77,7 @@ def test_probes_on_rendered_tables_bind_with_oracle_structure():
 
 @pytest.mark.skipif(not (DEV / "icdar2013-eu" / "gt.jsonl").is_file(), reason="dev data ../shared/eval/dev not present")
 def test_dev_set_bind_rate_with_oracle_structure(tmp_path):
-    """The acceptance figure of issue 6: >= 99% bound, on rows and on chunks, with oracle structure."""
+    """The acceptance figure: >= 99% bound, on rows and on chunks, with oracle structure."""
     results = run_probes_eval(DEV, ["none"], seed=0, max_tokens=256, progress=False)
     s = results["summary"]["none"]
     assert s["errors"] == 0 and s["probes"] > 2000

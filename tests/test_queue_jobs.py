@@ -143,7 +143,9 @@ def test_bad_input_fails_fast_with_the_reason_and_the_worker_keeps_serving(clust
     good = client.enqueue(sample_pdf(tmp_path / "good.pdf", 1, seed=3))
     for name, (job_id, t0) in jobs.items():
         st = wait_for(
-            lambda: (s := client.status(job_id))["status"] in ("failed", "complete") and s, 15, what=f"{name} to fail"
+            lambda job_id=job_id: (s := client.status(job_id))["status"] in ("failed", "complete") and s,
+            15,
+            what=f"{name} to fail",
         )
         assert st["status"] == "failed", (name, st)
         assert time.monotonic() - t0 < 15

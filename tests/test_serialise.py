@@ -1,4 +1,4 @@
-"""Header flattening, row labels and groups, units, Markdown and the description (issue 6)."""
+"""Header flattening, row labels and groups, units, Markdown and the description."""
 
 from __future__ import annotations
 

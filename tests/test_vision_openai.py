@@ -4,9 +4,8 @@ backoff; reads are reused unless forced; a failed re-read keeps the earlier good
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from helpers import isolated_settings
 from vision_fixtures import DOC_ID, GOOD, TABLE_ID, ChatServer, store_table
 
 from worker.core.html_parse import html_to_grid
@@ -29,7 +28,7 @@ def store(tmp_path):
     return storage
 
 
-def settings_for(server: ChatServer, **kw) -> Settings:
+def chat_settings(server: ChatServer, **kw) -> Settings:
     base = dict(
         vision_backend="openai",
         vision_url=server.url,
@@ -40,7 +39,7 @@ def settings_for(server: ChatServer, **kw) -> Settings:
         vision_retry_backoff=0.05,
         vision_retry_backoff_max=0.2,
     )
-    return Settings(_env_file=None, **{**base, **kw})
+    return isolated_settings(**{**base, **kw})
 
 
 REF = f"{DOC_ID}/{TABLE_ID}"
@@ -53,7 +52,7 @@ def files(store: LocalStorage) -> tuple[dict, str | None]:
 
 
 def test_good_table_with_spans(server, store):
-    record = read_table(store, REF, settings_for(server))
+    record = read_table(store, REF, chat_settings(server))
     stored, html = files(store)
     assert record["status"] == "ok" and stored == record
     assert html_to_grid(html).shape_signature() == html_to_grid(GOOD).shape_signature()
@@ -77,7 +76,7 @@ def test_good_table_with_spans(server, store):
 
 def test_fenced_answer_with_prose(server, store):
     server.default = ("text", f"Here you go:\n```html\n{GOOD}\n```\nThe table shows sales.")
-    record = read_table(store, REF, settings_for(server))
+    record = read_table(store, REF, chat_settings(server))
     _, html = files(store)
     assert record["status"] == "ok" and "```" not in html and "Here you go" not in html
     assert "markdown fence" in record["removed"]
@@ -89,7 +88,7 @@ def test_script_and_onclick_are_stripped(server, store):
         "text",
         GOOD.replace("<th", '<th onclick="steal()"', 1).replace("</table>", "<script>fetch('//x')</script></table>"),
     )
-    record = read_table(store, REF, settings_for(server))
+    record = read_table(store, REF, chat_settings(server))
     _, html = files(store)
     assert record["status"] == "ok"
     assert "script" not in html and "onclick" not in html and "fetch" not in html
@@ -98,20 +97,20 @@ def test_script_and_onclick_are_stripped(server, store):
 
 def test_no_table_is_a_stored_failure(server, store):
     server.default = ("text", "I'm sorry, I can't see a table in this image.")
-    record = read_table(store, REF, settings_for(server))
+    record = read_table(store, REF, chat_settings(server))
     stored, html = files(store)
     assert record["status"] == "failed" and stored["status"] == "failed"
     assert record["failure"] == "no-table" and "no table" in record["reason"]
     assert record["retryable"] is False and record["html_key"] is None and html is None
     assert record["raw_answer"].startswith("I'm sorry")
     # a model that answered is not asked again for the same table
-    again = read_table(store, REF, settings_for(server))
+    again = read_table(store, REF, chat_settings(server))
     assert again["cached"] is True and len(server.requests) == 1
 
 
 def test_timeout_is_retried_then_fails_clearly(server, store):
     server.default = ("sleep", 1.0)
-    record = read_table(store, REF, settings_for(server, vision_timeout=0.3, vision_retries=1))
+    record = read_table(store, REF, chat_settings(server, vision_timeout=0.3, vision_retries=1))
     stored, html = files(store)
     assert record["status"] == "failed" and record["failure"] == "backend" and record["retryable"] is True
     assert "no answer within 0.3s" in record["reason"] and "2 attempt(s)" in record["reason"]
@@ -121,7 +120,7 @@ def test_timeout_is_retried_then_fails_clearly(server, store):
 def test_500_is_retried_with_bounded_backoff(server, store):
     server.default = ("status", 500)
     record = read_table(
-        store, REF, settings_for(server, vision_retries=3, vision_retry_backoff=0.05, vision_retry_backoff_max=0.1)
+        store, REF, chat_settings(server, vision_retries=3, vision_retry_backoff=0.05, vision_retry_backoff_max=0.1)
     )
     assert record["status"] == "failed" and record["retryable"] is True
     assert "HTTP 500: scripted 500" in record["reason"]
@@ -130,26 +129,26 @@ def test_500_is_retried_with_bounded_backoff(server, store):
     assert all(0.04 <= g < 0.5 for g in gaps), gaps  # 0.05, 0.1, 0.1 (capped)
     # a retryable failure is read again next time, and a recovered server gives a good read
     server.default = ("text", GOOD)
-    again = read_table(store, REF, settings_for(server))
+    again = read_table(store, REF, chat_settings(server))
     assert again["status"] == "ok" and "cached" not in again
 
 
 def test_503_then_success_counts_attempts(server, store):
     server.script.extend([("status", 503), ("status", 502)])
-    record = read_table(store, REF, settings_for(server))
+    record = read_table(store, REF, chat_settings(server))
     assert record["status"] == "ok" and record["attempts"] == 3
 
 
 def test_4xx_is_not_retried(server, store):
     server.default = ("status", 400)
-    record = read_table(store, REF, settings_for(server))
+    record = read_table(store, REF, chat_settings(server))
     assert record["status"] == "failed" and record["retryable"] is False
     assert "refused the request: HTTP 400" in record["reason"] and len(server.requests) == 1
 
 
 def test_garbage_body_is_a_failure(server, store):
     server.default = ("raw", b"<html>not json</html>")
-    record = read_table(store, REF, settings_for(server))
+    record = read_table(store, REF, chat_settings(server))
     assert record["status"] == "failed" and "no chat completion" in record["reason"]
 
 
@@ -167,24 +166,24 @@ def test_unreachable_server_fails_retryable(store):
 
 
 def test_idempotent_unless_forced_or_model_changes(server, store):
-    first = read_table(store, REF, settings_for(server))
-    again = read_table(store, REF, settings_for(server))
+    first = read_table(store, REF, chat_settings(server))
+    again = read_table(store, REF, chat_settings(server))
     assert again["cached"] is True and again["created_at"] == first["created_at"] and len(server.requests) == 1
-    read_table(store, REF, settings_for(server), force=True)
+    read_table(store, REF, chat_settings(server), force=True)
     assert len(server.requests) == 2
-    other = read_table(store, REF, settings_for(server, vision_model="bigger-vlm"))
+    other = read_table(store, REF, chat_settings(server, vision_model="bigger-vlm"))
     assert other["model"] == "bigger-vlm" and "cached" not in other and len(server.requests) == 3
     # a re-extraction that crops the table differently is read again
     store_table(store, crop_size=(330, 160))
-    assert "cached" not in read_table(store, REF, settings_for(server, vision_model="bigger-vlm"))
+    assert "cached" not in read_table(store, REF, chat_settings(server, vision_model="bigger-vlm"))
     assert len(server.requests) == 4
 
 
 def test_failed_reread_keeps_the_good_read(server, store):
-    read_table(store, REF, settings_for(server))
+    read_table(store, REF, chat_settings(server))
     _, good_html = files(store)
     server.default = ("text", "no idea")
-    result = read_table(store, REF, settings_for(server), force=True)
+    result = read_table(store, REF, chat_settings(server), force=True)
     stored, html = files(store)
     assert result["status"] == "failed" and result["kept_previous"] is True
     assert stored["status"] == "ok" and html == good_html
@@ -194,13 +193,13 @@ def test_failed_reread_keeps_the_good_read(server, store):
 def test_large_crops_are_downscaled(server, tmp_path):
     store = LocalStorage(tmp_path / "s")
     store_table(store)
-    read_table(store, REF, settings_for(server, vision_max_image_side=100))
+    read_table(store, REF, chat_settings(server, vision_max_image_side=100))
     assert max(server.image_of(0).size) == 100
 
 
 def test_unknown_table_and_bad_ids(server, store):
     with pytest.raises(TableNotFound, match="no table"):
-        read_table(store, f"{DOC_ID}/p0009-t01", settings_for(server))
+        read_table(store, f"{DOC_ID}/p0009-t01", chat_settings(server))
     for bad in ("nodoc", "../etc/passwd", "a/b/c", "a/../b", ""):
         with pytest.raises(ValueError):
             parse_table_ref(bad)
@@ -212,12 +211,18 @@ def test_missing_model_name_is_a_setup_error(server, store):
     from models.vision import VisionError
 
     with pytest.raises(VisionError, match="VISION_MODEL"):
-        read_table(store, REF, settings_for(server, vision_model=""))
+        read_table(store, REF, chat_settings(server, vision_model=""))
 
 
-def test_record_is_plain_json(server, store):
-    record = read_table(store, REF, settings_for(server))
-    assert json.loads(json.dumps(record)) == record
+def test_stored_record_follows_the_contract(server, store):
+    from worker.contract import VisionRead
+
+    record = read_table(store, REF, chat_settings(server))
+    stored = store.get_json(f"{DOC_ID}/tables/{TABLE_ID}.vision.json")
+    assert VisionRead.model_validate(stored).dump() == stored  # every key known, types as declared
+    assert (
+        stored == record and record["status"] == "ok" and record["grid"] == {"n_rows": 4, "n_cols": 3, "header_rows": 2}
+    )
 
 
 def test_deadline_bounds_the_whole_read(server, store):
@@ -226,7 +231,7 @@ def test_deadline_bounds_the_whole_read(server, store):
     server.default = ("sleep", 1.0)
     t0 = time.monotonic()
     record = read_table(
-        store, REF, settings_for(server, vision_timeout=5, vision_retries=5), deadline=time.monotonic() + 0.4
+        store, REF, chat_settings(server, vision_timeout=5, vision_retries=5), deadline=time.monotonic() + 0.4
     )
     assert time.monotonic() - t0 < 1.5 and record["status"] == "failed" and record["retryable"]
     assert len(server.requests) == 1

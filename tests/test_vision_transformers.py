@@ -5,6 +5,7 @@ answer is garbage: the read must end as a stored failure or a repaired read, nev
 from __future__ import annotations
 
 import pytest
+from helpers import isolated_settings
 from PIL import Image
 from vision_fixtures import DOC_ID, TABLE_ID, build_tiny_vlm, store_table
 
@@ -18,7 +19,7 @@ def tiny_vlm(tmp_path_factory):
     return build_tiny_vlm(tmp_path_factory.mktemp("tiny-vlm") / "llava")
 
 
-def settings_for(model_dir, **kw) -> Settings:
+def local_vlm_settings(model_dir, **kw) -> Settings:
     base = dict(
         vision_backend="transformers",
         vision_model=str(model_dir),
@@ -26,13 +27,13 @@ def settings_for(model_dir, **kw) -> Settings:
         torch_threads=1,
         vision_max_new_tokens=24,
     )
-    return Settings(_env_file=None, **{**base, **kw})
+    return isolated_settings(**{**base, **kw})
 
 
 def test_garbage_answer_is_stored_as_failed_or_repaired(tiny_vlm, tmp_path):
     store = LocalStorage(tmp_path / "out")
     ref = store_table(store)
-    record = read_table(store, ref, settings_for(tiny_vlm))
+    record = read_table(store, ref, local_vlm_settings(tiny_vlm))
     stored = store.get_json(f"{DOC_ID}/tables/{TABLE_ID}.vision.json")
     assert stored["status"] == record["status"] and record["backend"] == "transformers"
     assert record["model"] == str(tiny_vlm)
@@ -47,13 +48,13 @@ def test_garbage_answer_is_stored_as_failed_or_repaired(tiny_vlm, tmp_path):
         assert record["html_key"] is None and not store.exists(f"{DOC_ID}/tables/{TABLE_ID}.vision.html")
         assert record["retryable"] is False
     # greedy decoding is repeatable, so the stored read is reused
-    assert read_table(store, ref, settings_for(tiny_vlm))["cached"] is True
+    assert read_table(store, ref, local_vlm_settings(tiny_vlm))["cached"] is True
 
 
 def test_reader_is_cached_per_process_and_reads_odd_crops(tiny_vlm):
     from models.vision import load_reader
 
-    s = settings_for(tiny_vlm, vision_max_image_side=64)
+    s = local_vlm_settings(tiny_vlm, vision_max_image_side=64)
     reader = load_reader(s)
     assert load_reader(s) is reader and reader.device == "cpu"
     for size in ((3000, 20), (1, 1), (40, 900)):
@@ -67,7 +68,7 @@ def test_missing_folder_is_a_clear_setup_error(tmp_path):
     store = LocalStorage(tmp_path / "out")
     ref = store_table(store)
     with pytest.raises(WeightsNotFound, match="does not exist"):
-        read_table(store, ref, settings_for(tmp_path / "nope"))
+        read_table(store, ref, local_vlm_settings(tmp_path / "nope"))
 
 
 def test_default_model_names_follow_the_device():
@@ -84,7 +85,7 @@ def test_gpu_bf16_read(tiny_vlm, tmp_path):
         pytest.skip("needs a CUDA device")
     from models.vision import load_reader
 
-    reader = load_reader(settings_for(tiny_vlm, device="cuda"))
+    reader = load_reader(local_vlm_settings(tiny_vlm, device="cuda"))
     assert reader.device.startswith("cuda") and reader.dtype in (torch.bfloat16, torch.float16)
     answer = reader.read(Image.new("RGB", (200, 100), "white"), "read the table")
     assert isinstance(answer.text, str)

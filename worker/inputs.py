@@ -1,7 +1,7 @@
 """Open and validate an input file, then render it one page per call.
 
 Everything that can be wrong with an input is found here and raised as `InputError`
-(a permanent failure: the job fails at once with a clear reason, DESIGN §6). Pages are
+(a permanent failure: the job fails at once with a clear reason). Pages are
 rendered one at a time, after checking their pixel count, so a huge page or a long
 document never fills memory.
 """

@@ -1,4 +1,5 @@
-"""The output contract (DESIGN §3): keys under `<doc_id>/`, per-table files, page records, manifest.
+"""Where outputs go and how their records are built: keys under `<doc_id>/`, the table files,
+page records and the manifest (the models are in worker.contract; docs/architecture.md).
 
 Page records (`<doc_id>/pages/NNNN.json`) are what page workers write; the manifest is
 always built from them, in process and through the queue alike, so both paths give the
@@ -9,12 +10,20 @@ from __future__ import annotations
 
 import io
 import time
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from PIL import Image
 
 from worker import __version__
+from worker.contract import Manifest, PageRecord, TableEntry, TableRecord
+from worker.core.captions import Context
+from worker.core.detections import TableBox
+from worker.core.replay import payload
+from worker.core.serialise import TableContext, rows_text, serialisations
+from worker.core.types import StructureObject, TableGrid, Word
 from worker.storage.base import Storage
+from worker.timestamps import utc_now_iso
 
 MANIFEST_VERSION = 1
 
@@ -44,17 +53,71 @@ def table_key(doc_id: str, tid: str, suffix: str) -> str:
 TEXT_FILES = {"md": (".md", "text/markdown; charset=utf-8"), "rows": (".rows.txt", "text/plain; charset=utf-8")}
 
 
-def write_table(
-    storage: Storage,
+def table_record(
+    *,
     doc_id: str,
-    tid: str,
-    crop: Image.Image,
-    html: str,
-    record: dict[str, Any],
-    texts: dict[str, str] | None = None,
-) -> dict[str, str]:
+    page: int,
+    index: int,
+    dpi: int,
+    box: TableBox,
+    crop_box: tuple[int, int, int, int],
+    crop_size: tuple[int, int],
+    text_source: str,
+    grid: TableGrid,
+    flags: dict[str, Any],
+    context: Context | None,
+    page_size: tuple[int, int],
+    structure: Sequence[StructureObject],
+    words: Sequence[Word],
+) -> TableRecord:
+    """The stored record of one table (`<table_id>.json`), checked against the contract."""
+    tid = table_id(page, index)
+    ctx = TableContext(context.caption if context else "", list(context.notes) if context else [], [page])
+    return TableRecord.model_validate(
+        {
+            "doc_id": doc_id,
+            "table_id": tid,
+            "page": page,
+            "dpi": dpi,
+            "bbox": [round(v, 2) for v in box.bbox],
+            "crop_box": list(crop_box),
+            "detection_score": round(box.score, 4),
+            "rotated": box.rotated,
+            "text_source": text_source,
+            "grid": grid.to_dict(),
+            "flags": flags,
+            "page_size": list(page_size),
+            "context": context.to_dict() if context else None,
+            "serialisations": serialisations(grid, ctx, table_id=tid),
+            "structure": payload(crop_size, list(structure), list(words), image=f"{tid}.png"),
+        }
+    )
+
+
+def manifest_entry(record: TableRecord, keys: dict[str, str]) -> TableEntry:
+    """How the manifest (and its page record) lists a stored table."""
+    grid, flags = record.grid, record.flags
+    return TableEntry(
+        table_id=record.table_id,
+        page=record.page,
+        bbox=record.bbox,
+        n_rows=grid.n_rows,
+        n_cols=grid.n_cols,
+        confidence=grid.confidence,
+        text_source=record.text_source,
+        is_complex=flags.is_complex,
+        needs_vision=flags.needs_vision,
+        score=flags.score,
+        reasons=flags.reasons,
+        files=keys,
+    )
+
+
+def write_table(storage: Storage, crop: Image.Image, html: str, record: TableRecord) -> dict[str, str]:
     """Write crop, HTML, serialisation texts (`TEXT_FILES`) and JSON of one table; the JSON goes
-    last so its presence means complete."""
+    last so its presence means complete. Returns the keys written, by file kind."""
+    doc_id, tid, ser = record.doc_id, record.table_id, record.serialisations
+    texts = {"md": ser.markdown + "\n", "rows": rows_text(ser.model_dump())}
     buf = io.BytesIO()
     crop.save(buf, format="PNG", optimize=False, compress_level=3)
     keys = {
@@ -64,11 +127,11 @@ def write_table(
     }
     storage.put_bytes(keys["png"], buf.getvalue(), "image/png")
     storage.put_text(keys["html"], html + "\n", "text/html; charset=utf-8")
-    for name, text in (texts or {}).items():
+    for name, text in texts.items():
         suffix, content_type = TEXT_FILES[name]
         keys[name] = table_key(doc_id, tid, suffix)
         storage.put_text(keys[name], text, content_type)
-    storage.put_json(keys["json"], record)
+    storage.put_json(keys["json"], record.dump())
     return keys
 
 
@@ -80,46 +143,48 @@ def build_manifest(
     kind: str | None,
     page_count: int,
     pages: list[int],
-    page_records: list[dict[str, Any]],
+    page_records: Iterable[PageRecord],
     errors: list[dict[str, Any]],
     models: dict[str, Any],
     options: dict[str, Any],
     started: float,
-) -> dict[str, Any]:
+) -> Manifest:
     """Merge page records into the manifest; status says whether every asked page succeeded."""
-    tables: list[dict[str, Any]] = []
+    tables: list[TableEntry] = []
     timings: dict[str, float] = {}
-    all_errors = list(errors)
+    all_errors: list[Any] = list(errors)
     done = []
-    for rec in sorted(page_records, key=lambda r: r["page"]):
-        tables.extend(rec["tables"])
-        all_errors.extend(rec.get("errors", []))
-        for stage, seconds in rec.get("timings", {}).items():
+    for rec in sorted(page_records, key=lambda r: r.page):
+        tables.extend(rec.tables)
+        all_errors.extend(rec.errors)
+        for stage, seconds in rec.timings.items():
             timings[stage] = round(timings.get(stage, 0.0) + seconds, 4)
-        if not rec.get("errors"):
-            done.append(rec["page"])
+        if not rec.errors:
+            done.append(rec.page)
     if errors or (pages and not done):
         status = "failed"
     elif len(done) < len(pages):
         status = "partial"
     else:
         status = "complete"
-    return {
-        "manifest_version": MANIFEST_VERSION,
-        "doc_id": doc_id,
-        "status": status,
-        "source": source,
-        "sha256": sha256,
-        "kind": kind,
-        "page_count": page_count,
-        "pages": pages,
-        "pages_done": done,
-        "tables": tables,
-        "errors": all_errors,
-        "models": models,
-        "options": options,
-        "timings": timings,
-        "wall_seconds": round(time.time() - started, 3),
-        "tool_version": f"tablesight {__version__}",
-        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
+    return Manifest.model_validate(
+        {
+            "manifest_version": MANIFEST_VERSION,
+            "doc_id": doc_id,
+            "status": status,
+            "source": source,
+            "sha256": sha256,
+            "kind": kind,
+            "page_count": page_count,
+            "pages": pages,
+            "pages_done": done,
+            "tables": tables,
+            "errors": all_errors,
+            "models": models,
+            "options": options,
+            "timings": timings,
+            "wall_seconds": round(time.time() - started, 3),
+            "tool_version": f"tablesight {__version__}",
+            "finished_at": utc_now_iso(),
+        }
+    )

@@ -84,7 +84,11 @@ class Settings(BaseSettings):
     queue_docs: str = Field("docs", description="queue of document tasks (CPU: validate, fan out)")
     queue_pages: str = Field("pages", description="queue of page tasks (model work: render, detect, recognise)")
     queue_vision: str = Field("vision", description="queue of on-demand vision reads (model work)")
-    worker_queues: str = Field("docs,pages", description="queues `tablesight worker` consumes by default")
+    worker_queues: str = Field(
+        "docs,pages,vision",
+        description="queues `tablesight worker` consumes by default: all of them, so one worker on one "
+        "machine does everything; GPU nodes take `pages,vision`, CPU nodes `docs`",
+    )
     pages_per_task: int = Field(1, ge=1, le=64, description="pages per page task (keep tasks page-sized)")
     visibility_timeout: int = Field(
         90,
@@ -140,7 +144,7 @@ class Settings(BaseSettings):
         "'mid-task' deterministic in crash tests)",
     )
 
-    # --- retrieval: captions, notes, continued tables, chunks (issue 6) --------
+    # --- retrieval: captions, notes, continued tables, chunks --------
     context_capture: bool = Field(
         True,
         description="capture each table's caption (above) and notes (below) "
@@ -230,7 +234,7 @@ class Settings(BaseSettings):
         0.5, ge=0, le=1, description="a larger share of empty slots fires many_empty_cells"
     )
 
-    # --- throughput: overlap, threads, batching (worker.pipeline, tablesight bench; issue 7) ---
+    # --- throughput: overlap, threads, batching (worker.pipeline, tablesight bench) ---
     pipeline_lanes: int = Field(
         2,
         ge=1,

@@ -85,12 +85,12 @@ def _page_transform(page: pdfium.PdfPage, scale: float):
     """Map PDF user space (origin bottom-left) to render pixels (origin top-left)."""
     ml, mb, mr, mt = page.get_mediabox()
     cl, cb, cr, ct = page.get_cropbox()
-    l, b, r, t = max(cl, ml), max(cb, mb), min(cr, mr), min(ct, mt)  # poppler and pdfium clip too
-    w0, h0 = r - l, t - b
+    left, b, r, t = max(cl, ml), max(cb, mb), min(cr, mr), min(ct, mt)  # poppler and pdfium clip too
+    w0, h0 = r - left, t - b
     rotation = page.get_rotation() % 360
 
     def to_px(x: float, y: float) -> tuple[float, float]:
-        u, v = x - l, t - y  # unrotated, origin top-left
+        u, v = x - left, t - y  # unrotated, origin top-left
         if rotation == 90:
             u, v = h0 - v, u
         elif rotation == 180:

@@ -78,7 +78,7 @@ class TransformersReader:
     ) -> TransformersReader:
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
-        resolved = weights.resolve(ref, models_dir)
+        resolved = weights.checked_source(ref, weights.resolve(ref, models_dir), models_dir)
         target = resolve_device(device)
         dtype = inference_dtype(target, half_precision)
         kw = {"revision": resolved.revision, "local_files_only": resolved.local}

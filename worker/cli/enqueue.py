@@ -34,6 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from worker.errors import TablesightError
     from worker.queue.client import JobClient, JobTimeout, normalise_options
     from worker.queue.state import TERMINAL
 
@@ -57,6 +58,12 @@ def run(args: argparse.Namespace) -> int:
         jobs.append((path, job_id))
     if not args.wait:
         return 1 if failed else 0
+    if any(client.status(job_id)["status"] not in TERMINAL for _, job_id in jobs):
+        try:
+            client.require_workers([client.settings.queue_docs, client.settings.queue_pages])
+        except TablesightError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
     quiet = args.no_progress or not sys.stderr.isatty()
     deadline = None if args.timeout is None else time.monotonic() + args.timeout
     bar = tqdm(desc="pages", unit="page", disable=quiet)

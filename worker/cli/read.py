@@ -77,12 +77,16 @@ def _run_local(args: argparse.Namespace, refs: list[str], settings: Any) -> int:
 
 
 def _run_queued(args: argparse.Namespace, refs: list[str], settings: Any) -> int:
+    from worker.errors import TablesightError
     from worker.queue.app import make_app
+    from worker.queue.consumers import require_consumers
     from worker.queue.vision_client import enqueue_read, wait_read
 
     app = make_app(settings)
     failed = 0
     try:
+        if args.wait:
+            require_consumers(app, [settings.queue_vision])
         ids = [(ref, enqueue_read(app, ref, backend=args.backend, model=args.model, force=args.force)) for ref in refs]
         for ref, task_id in ids:
             if not args.wait:
@@ -94,6 +98,9 @@ def _run_queued(args: argparse.Namespace, refs: list[str], settings: Any) -> int
                 record = {"status": "failed", "reason": str(exc)}
             failed += record.get("status") != "ok"
             _print(ref, record, args.json, record.get("html_key"))
+    except TablesightError as exc:  # no worker would ever answer
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except Exception as exc:  # broker unreachable, ...
         print(
             f"error: cannot queue vision reads: {type(exc).__name__}: {exc} (use --local to read in process)",

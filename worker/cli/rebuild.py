@@ -1,4 +1,7 @@
-"""`tablesight rebuild`: replay structure objects (DESIGN §4) into HTML without the models."""
+"""`tablesight rebuild`: replay structure objects into HTML without the models.
+
+The format is described in docs/architecture.md, 'The replay format'.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "rebuild",
         help="structure-objects JSON -> HTML (no models needed)",
-        description="Replay a structure-objects file (DESIGN §4) and print its HTML.",
+        description="Replay a structure-objects file and print its HTML.",
     )
     p.add_argument("file", nargs="?", type=Path, help="one structure-objects JSON file")
     p.add_argument("--jsonl", type=Path, help='one object per line in; one {"html": ...} line out')

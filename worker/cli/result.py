@@ -23,9 +23,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from worker.errors import TablesightError
     from worker.queue.client import JobClient
+    from worker.queue.state import TERMINAL
 
     client = JobClient()
     try:
+        if args.wait and client.status(args.job)["status"] not in TERMINAL:
+            client.require_workers([client.settings.queue_docs, client.settings.queue_pages])
         manifest = client.wait(args.job, args.timeout) if args.wait else client.result(args.job)
     except TablesightError as exc:
         print(f"error: {exc}", file=sys.stderr)

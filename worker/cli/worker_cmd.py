@@ -1,14 +1,19 @@
 """`tablesight worker [--queues Q,...] [--concurrency N]`: a Celery worker (prefork, task events on).
 
 The same as `celery -A worker.queue.app worker -P prefork -E --without-mingle --without-gossip
--Q docs,pages -c N`. A GPU node runs `--queues pages --concurrency <GPUs>` (one model copy per
-process); a CPU node may take every queue. Models load in each pool process on its first page
+-Q docs,pages,vision -c N`. By default one worker consumes every queue, so on one machine it does
+everything. A GPU node runs `--queues pages,vision --concurrency <GPUs>` (one model copy per
+process); a CPU node takes `--queues docs`. Models load in each pool process on its first page
 task (or when it starts, with TABLESIGHT_PRELOAD_MODELS), never in this one.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from worker.settings import Settings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -30,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def worker_argv(args: argparse.Namespace, settings) -> list[str]:  # noqa: ANN001 - Settings
+def worker_argv(args: argparse.Namespace, settings: Settings) -> list[str]:
     queues = args.queues or settings.worker_queues
     # no mingle/gossip: we revoke nothing and elect nothing, and they slow every start in a big pool
     argv = [

@@ -2,7 +2,7 @@
 
 A detection model with 15 queries often proposes the same table several times; a table
 must come out once. Crops get a generous margin because the structure model was trained
-on crops with ~30 px around the table and loses edge rows on tight crops (DESIGN §5).
+on crops with ~30 px around the table and loses edge rows on tight crops.
 """
 
 from __future__ import annotations

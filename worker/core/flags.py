@@ -91,7 +91,7 @@ def complexity_flags(
         ),
         ("repairs", bool(grid.repairs), f"{len(grid.repairs)} reconstruction repair(s)"),
     ]
-    fired = [
+    fired: list[dict[str, Any]] = [
         {"rule": name, "weight": rules.weight(name), "reason": reason}
         for name, hit, reason in checks
         if hit and rules.weight(name) > 0

@@ -9,6 +9,7 @@ Only the first top-level table is read; text of nested tables joins its cell's t
 from __future__ import annotations
 
 from html.parser import HTMLParser
+from typing import Any
 
 from worker.core.types import Cell, TableGrid
 
@@ -30,10 +31,10 @@ class _TableParser(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.depth = 0  # nesting depth of <table>
         self.done = False
-        self.rows: list[list[dict]] = []  # cells in source order per row
+        self.rows: list[list[dict[str, Any]]] = []  # cells in source order per row
         self.row_is_head: list[bool] = []
         self.section = "body"
-        self.current: dict | None = None
+        self.current: dict[str, Any] | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self.done:

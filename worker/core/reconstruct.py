@@ -1,6 +1,7 @@
 """Structure objects + words -> a rectangular grid with spans, headers and cell text.
 
-Where the reference post-processing of Table Transformer goes wrong (DESIGN §5) this
+Where the reference post-processing of Table Transformer goes wrong (docs/architecture.md,
+'Table Transformer, as we use it') this
 module does the opposite on purpose: empty rows and columns are kept, every slot belongs
 to exactly one cell, every span is a contiguous rectangle with boxes that match it, header
 rows may be several, and nothing the model said is dropped without a note in `repairs`.

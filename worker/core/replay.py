@@ -1,4 +1,4 @@
-"""The structure-objects replay format (DESIGN §4): validate untrusted JSON into core types.
+"""The structure-objects replay format (docs/architecture.md): validate untrusted JSON into core types.
 
 Anything wrong in a payload (missing keys, NaN or inverted boxes, absurd sizes) becomes one
 `ReplayError` with a message naming the place, so `tablesight rebuild` can print a line

@@ -7,7 +7,7 @@ from typing import Any
 
 BBox = tuple[float, float, float, float]
 
-# The structure model's labels, exactly (DESIGN §4).
+# The structure model's labels, exactly as it emits them.
 TABLE = "table"
 COLUMN = "table column"
 ROW = "table row"

@@ -232,9 +232,9 @@ def units_in_label(label: str) -> str | None:
     for m in reversed(list(_BRACKETED.finditer(t))):
         if is_unit(m.group(1)):
             return clean(re.sub(r"^in\s+", "", m.group(1), flags=re.IGNORECASE))
-    m = _IN_PHRASE.search(t)
-    if m and is_unit(m.group(1)):
-        return clean(m.group(1))
+    phrase = _IN_PHRASE.search(t)
+    if phrase and is_unit(phrase.group(1)):
+        return clean(phrase.group(1))
     tokens = t.split()
     if len(tokens) >= 2:
         last = tokens[-1]

@@ -64,26 +64,28 @@ class _Variant:
 
 def run_naive(path: Path, stages: Any, storage: Any, settings: Settings, dpi: int) -> dict[str, Any]:
     """The naive loop over one document; writes what the pipeline writes. Returns the manifest."""
+    from worker.contract import Manifest, PageRecord
     from worker.core.detections import padded_box, rotate_words_clockwise, select_tables, words_in_crop
-    from worker.core.serialise import rows_text
     from worker.inputs import open_document
     from worker.logical_tables import attach_logical_tables
-    from worker.outputs import build_manifest, doc_id_for, manifest_key, page_key, write_table
-    from worker.pipeline import _context, _manifest_entry, _Pending, _table_record
+    from worker.outputs import build_manifest, doc_id_for, manifest_entry, manifest_key, page_key, write_table
+    from worker.pipeline.context import table_context
+    from worker.pipeline.run import Run, stage_clock
+    from worker.pipeline.table import FoundTable, build_table
     from worker.text_layer import pdf_words
 
     started = time.time()
     doc = open_document(path, settings=settings)
     doc_id = doc_id_for(doc.sha256)
+    run = Run(doc, doc_id, stages, storage, settings, dpi)
     records = []
     for page in range(1, doc.page_count + 1):
         timings: dict[str, float] = {}
-        clock = _stage_clock(timings)
-        with clock("render"):
+        with stage_clock(timings, "render"):
             image = doc.render(page, dpi)
-        with clock("text_layer"):
+        with stage_clock(timings, "text_layer"):
             words = pdf_words(doc, page, dpi) if settings.text_layer else []
-        with clock("detection"):
+        with stage_clock(timings, "detection"):
             boxes = select_tables(
                 stages.detector.predict([image], 1)[0],
                 threshold=settings.detection_threshold,
@@ -98,34 +100,25 @@ def run_naive(path: Path, stages: Any, storage: Any, settings: Settings, dpi: in
             if box.rotated:
                 crop = crop.transpose(Image.Transpose.ROTATE_270)
                 inside = rotate_words_clockwise(inside, crop_box[3] - crop_box[1])
-            with clock("structure"):
+            with stage_clock(timings, "structure"):
                 objects = stages.structure.predict([crop], 1)[0]
             source = "text-layer"
             if not inside:
                 source = "ocr"
-                with clock("ocr"):
+                with stage_clock(timings, "ocr"):
                     inside = stages.ocr(crop)
-            table = _Pending(page, index, box, crop_box, crop, inside, source)
+            table = FoundTable(page, index, box, crop_box, crop, inside, source)
             if settings.context_capture and not box.rotated:
-                with clock("context"):
-                    table.context = _context(box.bbox, image, words, [b.bbox for b in boxes], stages, settings, dpi)
-            with clock("reconstruct"):
-                record, html = _table_record(table, objects, doc_id, settings, dpi, image.size)
-            with clock("storage"):
-                ser = record["serialisations"]
-                keys = write_table(
-                    storage,
-                    doc_id,
-                    record["table_id"],
-                    crop,
-                    html,
-                    record,
-                    texts={"md": ser["markdown"] + "\n", "rows": rows_text(ser)},
-                )
-            tables.append(_manifest_entry(record, keys))
-        rec = {"page": page, "tables": tables, "errors": [], "timings": {k: round(v, 4) for k, v in timings.items()}}
-        with clock("storage"):
-            storage.put_json(page_key(doc_id, page), rec)
+                with stage_clock(timings, "context"):
+                    table.context = table_context(run, box.bbox, image, words, [b.bbox for b in boxes])
+            with stage_clock(timings, "reconstruct"):
+                record, html = build_table(run, table, objects, image.size)
+            with stage_clock(timings, "storage"):
+                keys = write_table(storage, crop, html, record)
+            tables.append(manifest_entry(record, keys))
+        rec = PageRecord(page=page, tables=tables, timings={k: round(v, 4) for k, v in timings.items()})
+        with stage_clock(timings, "storage"):
+            storage.put_json(page_key(doc_id, page), rec.dump())
         records.append(rec)
     manifest = build_manifest(
         doc_id=doc_id,
@@ -140,24 +133,13 @@ def run_naive(path: Path, stages: Any, storage: Any, settings: Settings, dpi: in
         options={"dpi": dpi, "pages": None, "tables": "detect"},
         started=started,
     )
+    data = manifest.dump()
     if settings.link_continued_tables:
-        manifest = attach_logical_tables(manifest, storage, tolerance=settings.continuation_column_tolerance)
-    storage.put_json(manifest_key(doc_id), manifest)
-    return manifest
-
-
-def _stage_clock(timings: dict[str, float]) -> Callable[[str], Any]:
-    from contextlib import contextmanager
-
-    @contextmanager
-    def stage(name: str) -> Any:
-        t0 = time.perf_counter()
-        try:
-            yield
-        finally:
-            timings[name] = timings.get(name, 0.0) + time.perf_counter() - t0
-
-    return stage
+        data = Manifest.model_validate(
+            attach_logical_tables(data, storage, tolerance=settings.continuation_column_tolerance)
+        ).dump()
+    storage.put_json(manifest_key(doc_id), data)
+    return data
 
 
 def _run_variant(variant: _Variant, paths: list[Path], store: Path, dpi: int) -> Run:

@@ -194,13 +194,13 @@ def render_table(
     image = Image.new("RGB", (xs[-1] + mg + lw, ys[-1] + mg + lw), "white")
     draw = ImageDraw.Draw(image)
     out = []
-    for cell, font, (l, t, r, b) in zip(cells, fonts, ink):
+    for cell, font, (left, t, r, b) in zip(cells, fonts, ink):
         box = (xs[cell["col"]], ys[cell["row"]], xs[cell["col"] + cell["colspan"]], ys[cell["row"] + cell["rowspan"]])
         if shade_header and cell["is_header"]:
             draw.rectangle(box, fill=(225, 225, 225))
         if rules == "all":
             draw.rectangle(box, outline="black", width=lw)
-        tw, th = r - l, b - t
+        tw, th = r - left, b - t
         if cell["is_header"]:
             x = (box[0] + box[2] - tw) / 2
         elif _is_number(cell["text"]):
@@ -208,7 +208,7 @@ def render_table(
         else:
             x = box[0] + pad + lw
         y = (box[1] + box[3] - th) / 2
-        draw.multiline_text((round(x - l), round(y - t)), cell["text"], font=font, fill="black", spacing=pad // 2)
+        draw.multiline_text((round(x - left), round(y - t)), cell["text"], font=font, fill="black", spacing=pad // 2)
         text_box = (round(x), round(y), round(x) + tw, round(y) + th)
         out.append({**cell, "bbox": tuple(float(v) for v in box), "text_bbox": tuple(float(v) for v in text_box)})
     if rules == "horizontal":

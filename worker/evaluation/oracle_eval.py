@@ -1,6 +1,6 @@
 """Oracle evaluation: ground-truth structure (+ noise) -> reconstruct -> HTML -> TEDS.
 
-Scores the part of the pipeline we own without model weights (DESIGN §7): at level `none`
+Scores the part of the pipeline we own without model weights: at level `none`
 anything below 1.0 is a reconstruction or HTML bug; the noisy levels show how gracefully the
 reconstruction copes with the kinds of error a real model makes.
 """

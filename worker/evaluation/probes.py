@@ -1,4 +1,4 @@
-"""Cell probes (DESIGN §7): can a value be found by its labels, and read bound to them?
+"""Cell probes: can a value be found by its labels, and read bound to them?
 
 Each probe is one ground-truth body cell: its value, its row label (first-column text, with
 the section labels above it) and its column labels (the header texts over its column). The

@@ -4,7 +4,8 @@ Workers start with `celery -A worker.queue.app worker` (or `tablesight worker`).
 this module imports neither torch nor the models: they load lazily, once, in each pool
 child on its first page task (worker.queue.runtime), so the parent never touches CUDA.
 
-Reliability (DESIGN §6): late acks and reject-on-worker-lost give a killed child's task
+Reliability (docs/architecture.md, 'The queue's guarantees'): late acks and
+reject-on-worker-lost give a killed child's task
 back at once; Redis's visibility timeout gives a lost node's tasks back after
 `visibility_timeout` seconds, swept every `unacked_restore_interval` seconds, so tasks are
 kept page-sized and their hard time limit (plus the longest retry delay) stays below it.

@@ -4,7 +4,8 @@
     job_id = client.enqueue("report.pdf", {"pages": "1-3", "dpi": 200})
     client.status(job_id)        # {"status": "running", "pages_done": 1, "pages_total": 3, "pages": {...}}
     manifest = client.wait(job_id, timeout=600)
-    client.read_table(f"{manifest['doc_id']}/p0001-t01", wait=True)  # vision read of one table
+    task = client.request_read(f"{manifest['doc_id']}/p0001-t01")  # vision read of one table
+    client.wait_read(task)
 
 The input is uploaded to storage under a content-addressed key (`<doc_id>/source/input.bin`);
 only ids travel through the broker, so any node can fetch it. The same document with the
@@ -22,13 +23,15 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from worker.contract import JobStatus
 from worker.errors import TablesightError
 from worker.inputs import parse_page_ranges
 from worker.queue.app import DOCUMENT_TASK, make_app
 from worker.queue.finish import fail_job, job_manifest_key
-from worker.queue.state import TERMINAL, JobState, now_iso, options_hash, valid_job_id
+from worker.queue.state import TERMINAL, JobState, options_hash, valid_job_id
 from worker.settings import Settings, get_settings
 from worker.storage import Storage, storage_for
+from worker.timestamps import utc_now_iso
 
 OPTION_KEYS = ("dpi", "pages", "tables")
 _log = logging.LoggerAdapter(logging.getLogger(__name__), {})
@@ -139,7 +142,7 @@ class JobClient:
             "pages_total": 0,
             "pages_done": 0,
             "pages_failed": 0,
-            "created_at": now_iso(),
+            "created_at": utc_now_iso(),
             "created_ts": f"{time.time():.3f}",
             "size": len(data),
         }
@@ -164,7 +167,7 @@ class JobClient:
         except Exception as exc:
             self.state.forget(sha256, ohash, job_id)
             self.state.transition(
-                job_id, {"queued"}, "failed", reason=f"could not enqueue: {exc}", finished_at=now_iso()
+                job_id, {"queued"}, "failed", reason=f"could not enqueue: {exc}", finished_at=utc_now_iso()
             )
             raise
         return job_id
@@ -214,7 +217,7 @@ class JobClient:
             if job.get("status") in TERMINAL and job.get("manifest_key")
             else None
         )
-        return out
+        return JobStatus.model_validate(out).dump()
 
     def result(self, job_id: str) -> dict[str, Any]:
         """The job's manifest (JobNotFinished while it runs)."""
@@ -252,25 +255,28 @@ class JobClient:
                 )
             time.sleep(poll)
 
-    def read_table(
-        self,
-        table_id: str,
-        *,
-        backend: str | None = None,
-        model: str | None = None,
-        force: bool = False,
-        wait: bool = False,
-        timeout: float | None = None,
-    ) -> str | dict[str, Any]:
-        """Queue a vision read of a stored table (`<doc_id>/<table_id>`) on the vision queue.
+    def request_read(
+        self, table_id: str, *, backend: str | None = None, model: str | None = None, force: bool = False
+    ) -> str:
+        """Queue a vision read of a stored table (`<doc_id>/<table_id>`); returns its task id.
 
-        Returns the task id, or with `wait=True` the read's summary (status, reason, html_key,
-        agreement); the full record is `<doc_id>/tables/<table_id>.vision.json` in storage.
+        The full record lands in storage as `<doc_id>/tables/<table_id>.vision.json`.
         """
-        from worker.queue.vision_client import enqueue_read, wait_read
+        from worker.queue.vision_client import enqueue_read
 
-        task_id = enqueue_read(self.app, table_id, backend=backend, model=model, force=force)
-        return wait_read(self.app, task_id, timeout) if wait else task_id
+        return enqueue_read(self.app, table_id, backend=backend, model=model, force=force)
+
+    def wait_read(self, task_id: str, timeout: float | None = None) -> dict[str, Any]:
+        """The summary of a queued read (status, reason, html_key, agreement) once it ends."""
+        from worker.queue.vision_client import wait_read
+
+        return wait_read(self.app, task_id, timeout)
+
+    def require_workers(self, queues: list[str]) -> None:
+        """Raise NoConsumer unless some running worker consumes each of `queues`."""
+        from worker.queue.consumers import require_consumers
+
+        require_consumers(self.app, queues)
 
 
 _default: JobClient | None = None
@@ -305,5 +311,9 @@ def wait(job_id: str, timeout: float | None = None, **kwargs: Any) -> dict[str, 
     return default_client().wait(job_id, timeout, **kwargs)
 
 
-def read_table(table_id: str, **kwargs: Any) -> str | dict[str, Any]:
-    return default_client().read_table(table_id, **kwargs)
+def request_read(table_id: str, **kwargs: Any) -> str:
+    return default_client().request_read(table_id, **kwargs)
+
+
+def wait_read(task_id: str, timeout: float | None = None) -> dict[str, Any]:
+    return default_client().wait_read(task_id, timeout)

@@ -14,11 +14,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from worker.contract import ErrorEntry, Manifest, PageRecord, PageState
 from worker.logical_tables import attach_logical_tables
 from worker.outputs import build_manifest, manifest_key, page_key
 from worker.queue.runtime import Runtime
-from worker.queue.state import TERMINAL, now_iso
+from worker.queue.state import TERMINAL
 from worker.storage import StorageError
+from worker.timestamps import utc_now_iso
 
 ACTIVE = frozenset({"queued", "running"})
 _READ_THREADS = 16
@@ -45,7 +47,7 @@ def finish_page(
         "state": "failed" if error else "done",
         "worker": worker,
         "pid": os.getpid(),
-        "finished_at": now_iso(),
+        "finished_at": utc_now_iso(),
     }
     if error:
         info["error"] = error
@@ -72,30 +74,21 @@ def finalise(rt: Runtime, job_id: str, token: str, log: logging.LoggerAdapter) -
     infos = rt.state.pages(job_id)
     pages: list[int] = job["page_list"]
 
-    def record(p: int) -> dict[str, Any]:
+    def record(p: int) -> PageRecord:
         info = infos.get(p, {})
-        if info.get("state") == "failed":
-            return {
-                "page": p,
-                "tables": [],
-                "errors": [{"page": p, "reason": info.get("error", "failed")}],
-                "timings": {},
-            }
+        if info.get("state") == PageState.FAILED:
+            return PageRecord(page=p, errors=[ErrorEntry(page=p, reason=info.get("error", "failed"))])
         try:
-            return rt.storage.get_json(page_key(job["doc_id"], p))
+            stored = rt.storage.get_json(page_key(job["doc_id"], p))
         except KeyError:
-            return {
-                "page": p,
-                "tables": [],
-                "errors": [{"page": p, "reason": "page record missing from storage"}],
-                "timings": {},
-            }
+            return PageRecord(page=p, errors=[ErrorEntry(page=p, reason="page record missing from storage")])
+        # which job and options wrote the page is the queue's business, not the manifest's
+        return PageRecord.model_validate(stored).model_copy(
+            update={"job_id": None, "page_options_hash": None, "models": None}
+        )
 
     with ThreadPoolExecutor(max_workers=min(_READ_THREADS, max(1, len(pages)))) as pool:
         records = list(pool.map(record, pages))
-    for r in records:
-        for key in ("job_id", "page_options_hash", "models"):
-            r.pop(key, None)
     manifest = build_manifest(
         doc_id=job["doc_id"],
         source=job.get("source", ""),
@@ -109,30 +102,32 @@ def finalise(rt: Runtime, job_id: str, token: str, log: logging.LoggerAdapter) -
         options=job["options"],
         started=float(job.get("created_ts") or time.time()),
     )
-    manifest["job_id"] = job_id
+    manifest = manifest.model_copy(update={"job_id": job_id})
     if rt.settings.link_continued_tables:  # same as the in-process path (pipeline.extract_document)
-        manifest = attach_logical_tables(manifest, rt.storage, tolerance=rt.settings.continuation_column_tolerance)
+        linked = attach_logical_tables(manifest.dump(), rt.storage, tolerance=rt.settings.continuation_column_tolerance)
+        manifest = Manifest.model_validate(linked)
     _write_manifest(rt, job["doc_id"], job_id, manifest)
-    reason = "; ".join(e["reason"] for e in manifest["errors"][:3])
+    reason = "; ".join(e.reason for e in manifest.errors[:3])
     rt.state.transition(
         job_id,
         ACTIVE,
-        manifest["status"],
-        finished_at=now_iso(),
-        tables=len(manifest["tables"]),
+        manifest.status,
+        finished_at=utc_now_iso(),
+        tables=len(manifest.tables),
         manifest_key=job_manifest_key(job["doc_id"], job_id),
         reason=reason,
     )
     log.info(
         "job %s: %d page(s), %d table(s), %d error(s)",
-        manifest["status"],
+        manifest.status,
         len(pages),
-        len(manifest["tables"]),
-        len(manifest["errors"]),
+        len(manifest.tables),
+        len(manifest.errors),
     )
+    data = manifest.dump()
     if rt.settings.vision_auto_read:
-        _enqueue_vision_reads(manifest, rt, log)
-    return manifest
+        _enqueue_vision_reads(data, rt, log)
+    return data
 
 
 def fail_job(rt: Runtime, job: dict[str, Any], reason: str, log: logging.LoggerAdapter) -> None:
@@ -150,21 +145,21 @@ def fail_job(rt: Runtime, job: dict[str, Any], reason: str, log: logging.LoggerA
         models={},
         options=job.get("options") or {},
         started=float(job.get("created_ts") or time.time()),
-    )
-    manifest["job_id"] = job_id
+    ).model_copy(update={"job_id": job_id})
     try:
         _write_manifest(rt, job["doc_id"], job_id, manifest)
         where = job_manifest_key(job["doc_id"], job_id)
     except StorageError as exc:  # the reason still reaches the user through the job state
         log.error("cannot write the failed manifest: %s", exc)
         where = ""
-    if rt.state.transition(job_id, ACTIVE, "failed", reason=reason, finished_at=now_iso(), manifest_key=where):
+    if rt.state.transition(job_id, ACTIVE, "failed", reason=reason, finished_at=utc_now_iso(), manifest_key=where):
         log.warning("job failed: %s", reason)
 
 
-def _write_manifest(rt: Runtime, doc_id: str, job_id: str, manifest: dict[str, Any]) -> None:
-    rt.storage.put_json(job_manifest_key(doc_id, job_id), manifest)
-    rt.storage.put_json(manifest_key(doc_id), manifest)
+def _write_manifest(rt: Runtime, doc_id: str, job_id: str, manifest: Manifest) -> None:
+    data = manifest.dump()
+    rt.storage.put_json(job_manifest_key(doc_id, job_id), data)
+    rt.storage.put_json(manifest_key(doc_id), data)
 
 
 def _enqueue_vision_reads(manifest: dict[str, Any], rt: Runtime, log: logging.LoggerAdapter) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 from typing import Any
 
 import redis
@@ -26,6 +25,7 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.retry import Retry
 
 from worker.settings import Settings
+from worker.timestamps import utc_now_iso
 
 STATES = ("queued", "running", "complete", "partial", "failed")
 TERMINAL = frozenset({"complete", "partial", "failed"})
@@ -78,10 +78,6 @@ def options_hash(options: dict[str, Any]) -> str:
 
 def valid_job_id(job_id: str) -> bool:
     return bool(_JOB_ID.match(job_id or ""))
-
-
-def now_iso(ts: float | None = None) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts if ts is not None else time.time()))
 
 
 def redis_client(url: str) -> redis.Redis:
@@ -161,7 +157,7 @@ class JobState:
             pipe.expire(pages_key, self.ttl)
             pipe.execute()
         self.update(job_id, pages_total=len(pages), page_list=pages, page_count=page_count, kind=kind)
-        return self.transition(job_id, {"queued"}, "running", started_at=now_iso())
+        return self.transition(job_id, {"queued"}, "running", started_at=utc_now_iso())
 
     # --- pages --------------------------------------------------------------
     def count_attempts(self, job_id: str, pages: list[int]) -> dict[int, int]:

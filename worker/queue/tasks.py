@@ -1,5 +1,5 @@
 """The tasks: a document task validates the input and fans out page tasks; page tasks render,
-detect and recognise; the one that counts the last page writes the manifest (DESIGN §6).
+detect and recognise; the one that counts the last page writes the manifest.
 
 No chords and no `.get()`: progress and completion live in Redis (worker.queue.state).
 Tasks are idempotent: a page already counted is skipped, and one whose record this job's
@@ -22,6 +22,7 @@ from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded, WorkerLo
 from celery.utils.log import get_task_logger
 from kombu.exceptions import OperationalError
 
+from worker.contract import PageRecord
 from worker.errors import InputError, TablesightError
 from worker.inputs import parse_page_ranges
 from worker.outputs import page_key
@@ -30,6 +31,7 @@ from worker.queue.finish import fail_job, finalise, finish_page
 from worker.queue.runtime import Runtime, runtime, shutdown
 from worker.queue.state import TERMINAL, options_hash
 from worker.storage import Storage, StorageError
+from worker.timestamps import utc_now_iso
 
 logger = get_task_logger("worker.queue.tasks")
 
@@ -249,7 +251,7 @@ def _run(task: Task, rt: Runtime, job: dict[str, Any], todo: list[int], finished
     doc = rt.inputs.get(rt.storage, job["input_key"], job["sha256"])
     host = task.request.hostname
     for p in list(todo):
-        tables = None if job.get("force") else _reusable(rt.storage, job["doc_id"], p, marker)
+        tables = None if job.get("force") else _stored_page_tables(rt.storage, job["doc_id"], p, marker)
         if tables is not None:
             finish_page(rt, job_id, p, worker=host, tables=tables, reused=True)
             finished.add(p)
@@ -264,7 +266,7 @@ def _run(task: Task, rt: Runtime, job: dict[str, Any], todo: list[int], finished
                 "state": "running",
                 "worker": host,
                 "pid": os.getpid(),
-                "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "started_at": utc_now_iso(),
             },
         )
     if s.test_page_delay:
@@ -282,7 +284,7 @@ def _run(task: Task, rt: Runtime, job: dict[str, Any], todo: list[int], finished
     ):
         # wall time for this page (stage timings overlap: the pipeline runs some of them on threads)
         seconds, since = time.perf_counter() - since, time.perf_counter()
-        error = "; ".join(e["reason"] for e in result.errors) or None
+        error = "; ".join(e.reason for e in result.errors) or None
         counted, done, total = finish_page(
             rt, job_id, result.page, worker=host, tables=len(result.tables), seconds=seconds
         )
@@ -297,16 +299,16 @@ def _run(task: Task, rt: Runtime, job: dict[str, Any], todo: list[int], finished
         )
 
 
-def _reusable(storage: Storage, doc_id: str, page: int, marker: dict[str, Any]) -> int | None:
-    """Tables on the page if its stored record was written with these options and models."""
+def _stored_page_tables(storage: Storage, doc_id: str, page: int, marker: dict[str, Any]) -> int | None:
+    """How many tables the page's stored record lists, if that record was written with these
+    options and models and has no errors (so the page need not run again); else None."""
     try:
-        record = storage.get_json(page_key(doc_id, page))
-    except KeyError:
+        record = PageRecord.model_validate(storage.get_json(page_key(doc_id, page)))
+    except (KeyError, ValueError):  # missing, or not a page record this version can read: run it
         return None
-    same = all(record.get(k) == v for k, v in marker.items() if k != "job_id")
-    if same and not record.get("errors"):
-        return len(record.get("tables", []))
-    return None
+    stored = record.model_dump(mode="json")
+    same = all(stored.get(k) == v for k, v in marker.items() if k != "job_id")
+    return len(record.tables) if same and not record.errors else None
 
 
 def _fail_pages(task: Task, rt: Runtime, job_id: str, pages: list[int], reason: str, log: JobLog) -> None:

@@ -23,10 +23,12 @@ from typing import Any
 from PIL import Image
 
 from models.vision import VisionError, VisionReader, load_reader, model_name
+from worker.contract import VisionRead
 from worker.errors import TablesightError
 from worker.outputs import table_key
 from worker.settings import Settings
 from worker.storage.base import Storage
+from worker.timestamps import utc_now_iso
 from worker.vision.agreement import agreement
 from worker.vision.check import check_answer
 from worker.vision.prompt import PROMPT, PROMPT_VERSION
@@ -75,7 +77,7 @@ def stored_read(storage: Storage, ref: TableRef) -> dict[str, Any] | None:
         return None
 
 
-def _reusable(stored: dict[str, Any], backend: str, model: str, crop_sha256: str) -> bool:
+def _can_reuse_read(stored: dict[str, Any], backend: str, model: str, crop_sha256: str) -> bool:
     """Same backend, model, prompt and crop (a re-extraction may crop differently), and not a
     failure worth retrying."""
     same = (
@@ -108,7 +110,7 @@ def read_table(
     model = reader.model if reader is not None else model_name(settings, backend)
     table, image, crop_sha256 = _load_table(storage, ref)
     stored = stored_read(storage, ref)
-    if stored is not None and not force and _reusable(stored, backend, model, crop_sha256):
+    if stored is not None and not force and _can_reuse_read(stored, backend, model, crop_sha256):
         return {**stored, "cached": True}
     active = reader or load_reader(settings, backend)
     record = _base_record(ref, table, image, backend, model, request_id)
@@ -155,8 +157,13 @@ def read_table(
         agreement=agreement(checked.html, checked.grid, detector_html),
     )
     storage.put_text(ref.key(".vision.html"), checked.html + "\n", "text/html; charset=utf-8")
-    storage.put_json(ref.key(".vision.json"), record)
+    _put_read(storage, ref, record)
     return record
+
+
+def _put_read(storage: Storage, ref: TableRef, record: dict[str, Any]) -> None:
+    """Store a read record, checked against the contract (a misspelt key fails here, not later)."""
+    storage.put_json(ref.key(".vision.json"), VisionRead.model_validate(record).dump())
 
 
 def _load_table(storage: Storage, ref: TableRef) -> tuple[dict[str, Any], Image.Image, str]:
@@ -198,7 +205,7 @@ def _base_record(
         "backend": backend,
         "model": model,
         "prompt_version": PROMPT_VERSION,
-        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "created_at": utc_now_iso(),
         "request_id": request_id,
         "image": {"key": ref.key(".png"), "size": list(image.size)},
         "detector_flags": {k: flags.get(k) for k in ("score", "needs_vision", "reasons")},
@@ -230,8 +237,9 @@ def _store_failure(
     record.update(status="failed", failure=failure, reason=reason, retryable=retryable)
     if stored is not None and stored.get("status") == "ok":
         # keep the earlier good read (its .vision.html stays valid); note this attempt's failure
-        storage.put_json(
-            ref.key(".vision.json"),
+        _put_read(
+            storage,
+            ref,
             {
                 **stored,
                 "last_failure": {
@@ -251,5 +259,5 @@ def _store_failure(
             },
         )
         return {**record, "kept_previous": True}
-    storage.put_json(ref.key(".vision.json"), record)
+    _put_read(storage, ref, record)
     return record

@@ -1,0 +1,162 @@
+"""`<doc_id>/tables/<table_id>.json`: one table, everything needed to trust it or replay it."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from worker.contract.base import SCHEMA_VERSION, Contract, Number
+from worker.contract.enums import TextSource
+
+
+class WordRecord(Contract):
+    text: str
+    bbox: list[Number]
+    confidence: Number | None = None
+
+
+class CellRecord(Contract):
+    """One grid cell; (row, col) is its top-left slot, spans count grid rows/columns."""
+
+    row: int
+    col: int
+    rowspan: int = 1
+    colspan: int = 1
+    text: str = ""
+    bbox: list[Number] | None = None
+    is_header: bool = False
+    is_projected_row_header: bool = False
+    confidence: Number = 1.0
+
+
+class UnassignedWord(Contract):
+    text: str
+    bbox: list[Number]
+
+
+class GridRecord(Contract):
+    """A rectangular grid: every slot belongs to exactly one cell; `repairs` says what was fixed."""
+
+    n_rows: int
+    n_cols: int
+    header_rows: int = 0
+    confidence: Number = 1.0
+    repairs: list[str] = Field(default_factory=list)
+    cells: list[CellRecord] = Field(default_factory=list)
+    unassigned_words: list[UnassignedWord] = Field(default_factory=list)
+
+
+class FiredRule(Contract):
+    rule: str
+    weight: Number
+    reason: str
+
+
+class FlagRecord(Contract):
+    """Why a table is hard: the fired rules, their score, and whether it needs the vision read."""
+
+    spanning_cells: int
+    header_rows: int
+    projected_row_headers: int
+    rotated: bool
+    confidence: Number
+    ocr_confidence: Number | None
+    empty_fraction: Number
+    repairs: int
+    rules: list[FiredRule]
+    reasons: list[str]
+    score: Number
+    threshold: Number
+    needs_vision: bool
+    is_complex: bool
+
+
+class ContextRecord(Contract):
+    """Caption above and notes below the table; `*_clear` says no other text sat between."""
+
+    caption: str
+    notes: list[str]
+    above_clear: bool | None
+    below_clear: bool | None
+
+
+class BodyRowRecord(Contract):
+    row: int
+    kind: str
+    group: list[str]
+    block: int
+    section: int
+    line: str
+
+
+class UnitRecord(Contract):
+    col: int
+    label: str
+    unit: str
+    source: str
+
+
+class Serialisations(Contract):
+    """Retrieval-ready text: flattened column labels, one line per body row, Markdown."""
+
+    version: int
+    header_rows: int
+    header_source: str
+    column_paths: list[list[str]]
+    column_labels: list[str]
+    units: list[UnitRecord]
+    caption: str
+    notes: list[str]
+    pages: list[int]
+    description: str
+    rows: list[BodyRowRecord]
+    row_lines: list[str]
+    markdown: str
+    markdown_lossy: bool
+    markdown_lossy_reasons: list[str]
+
+
+class StructureObjectRecord(Contract):
+    label: str
+    score: Number
+    bbox: list[Number]
+
+
+class ReplayPayload(Contract):
+    """The structure model's output plus the words: `tablesight rebuild` turns it into HTML."""
+
+    image_size: list[int]
+    objects: list[StructureObjectRecord]
+    words: list[WordRecord]
+    image: str | None = None
+
+
+class ContinuationRecord(Contract):
+    logical_table: str
+    continues: str | None
+    continued_by: str | None
+
+
+class TableRecord(Contract):
+    """One detected table: where it is, its grid, why it may be hard, text for retrieval, replay."""
+
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"continuation"})
+
+    schema_version: int = SCHEMA_VERSION
+    doc_id: str
+    table_id: str
+    page: int
+    dpi: int
+    bbox: list[Number]
+    crop_box: list[int]
+    detection_score: Number
+    rotated: bool
+    text_source: TextSource
+    grid: GridRecord
+    flags: FlagRecord
+    page_size: list[int]
+    context: ContextRecord | None
+    serialisations: Serialisations
+    structure: ReplayPayload
+    continuation: ContinuationRecord | None = None

@@ -1,0 +1,153 @@
+"""Pages -> tables -> stored outputs, a group of pages at a time.
+
+Pages go in small groups so detection and structure run batched while memory stays bounded
+by the group, not the document. Up to PIPELINE_LANES groups are in flight at once, and pages
+are rendered and crops OCR'd on worker threads (subprocesses: they run beside torch), so
+stage timings overlap and can sum to more than the wall time. Every page writes its own
+record; the manifest is built from the records, so the queue reuses `process_pages`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from PIL import Image
+
+from worker.contract import ErrorEntry
+from worker.core.detections import TableBox, select_tables
+from worker.core.types import Word
+from worker.errors import TablesightError
+from worker.inputs import Document
+from worker.outputs import manifest_entry, page_key, write_table
+from worker.overlap import Workers, cpu_workers, in_order, timed, torch_threads
+from worker.pipeline.context import table_context
+from worker.pipeline.run import PDFIUM_LOCK, PageResult, Run, split_time, stage_clock
+from worker.pipeline.stages import Stages
+from worker.pipeline.table import FoundTable, build_table, crop_table, settle
+from worker.settings import Settings
+from worker.storage.base import Storage
+from worker.text_layer import pdf_words
+
+Page = tuple[Image.Image, list[Word]]  # a rendered page and its text-layer words (page pixels)
+
+
+def process_pages(
+    doc: Document,
+    pages: list[int],
+    *,
+    doc_id: str,
+    stages: Stages,
+    storage: Storage,
+    settings: Settings,
+    dpi: int | None = None,
+    record_extra: dict[str, Any] | None = None,
+) -> Iterator[PageResult]:
+    """Yield one PageResult per page, in order, after its tables and page record are written."""
+    run = Run(doc, doc_id, stages, storage, settings, dpi or settings.dpi, record_extra=record_extra or {})
+    lanes = settings.pipeline_lanes
+    size = max(1, min(settings.detection_batch_size, math.ceil(len(pages) / lanes)))  # every lane gets pages
+    groups = [pages[start : start + size] for start in range(0, len(pages), size)]
+    busy = min(lanes, len(groups)) or 1
+    if stages.threads is not None:  # the cores shared out among the lanes that will be busy
+        stages.threads(torch_threads(settings, lanes=busy))
+    with Workers(cpu_workers(settings, lanes=busy)) as workers:
+        run.workers = workers
+        yield from in_order(groups, lambda group: process_group(run, group), lanes)
+
+
+def process_group(run: Run, pages: list[int]) -> list[PageResult]:
+    """Render, detect, crop, recognise, rebuild and store one group of pages."""
+    results = {p: PageResult(p) for p in pages}
+    loaded = load_pages(run, pages, results)
+    shared: dict[str, float] = {}
+    with stage_clock(shared, "detection"):
+        boxes = detect_tables(run, loaded)
+    found = [table for p in loaded for table in find_tables(run, p, loaded[p], boxes[p])]
+    with stage_clock(shared, "structure"):
+        structures = run.stages.structure.predict([t.crop for t in found], run.settings.structure_batch_size)
+    split_time(shared, [results[p] for p in loaded], "detection")
+    split_time(shared, [results[t.page] for t in found], "structure")
+    for table, objects in zip(found, structures):
+        store_table(run, table, objects, loaded[table.page][0].size, results[table.page])
+    for p in pages:
+        with stage_clock(results[p].timings, "storage"):
+            record = results[p].record().dump()
+            run.storage.put_json(page_key(run.doc_id, p), {**record, **run.record_extra})
+    return [results[p] for p in pages]
+
+
+def load_pages(run: Run, pages: list[int], results: dict[int, PageResult]) -> dict[int, Page]:
+    """Each page rendered with its text layer, read on workers; a page that fails gets its error."""
+    assert run.workers is not None
+    loads = {p: run.workers.submit(load_page, run, p) for p in pages}
+    loaded: dict[int, Page] = {}
+    for p in pages:
+        try:
+            image, words, spent = loads[p].result()
+        except TablesightError as exc:
+            results[p].errors.append(ErrorEntry(page=p, reason=str(exc)))
+            continue
+        loaded[p] = (image, words)
+        for stage, seconds in spent.items():
+            results[p].add_time(stage, seconds)
+    return loaded
+
+
+def load_page(run: Run, page: int) -> tuple[Image.Image, list[Word], dict[str, float]]:
+    """Render one page and read its text layer (on a worker: pdftoppm is a subprocess)."""
+    timings: dict[str, float] = {}
+    with stage_clock(timings, "render"):
+        image = run.doc.render(page, run.dpi)
+    with stage_clock(timings, "text_layer"):
+        if run.doc.kind == "pdf" and run.settings.text_layer:
+            with PDFIUM_LOCK:
+                return image, pdf_words(run.doc, page, run.dpi), timings
+        return image, [], timings
+
+
+def detect_tables(run: Run, loaded: dict[int, Page]) -> dict[int, list[TableBox]]:
+    """The tables on each page, one batched detector call (or the whole page in page mode)."""
+    if run.stages.detector is None:
+        return {
+            p: [TableBox((0.0, 0.0, float(im.width), float(im.height)), 1.0, False)] for p, (im, _) in loaded.items()
+        }
+    s = run.settings
+    preds = run.stages.detector.predict([im for im, _ in loaded.values()], s.detection_batch_size)
+    return {
+        p: select_tables(
+            pred,
+            threshold=s.detection_threshold,
+            rotated_threshold=s.detection_rotated_threshold,
+            merge_iou=s.detection_merge_iou,
+            page_size=im.size,
+        )
+        for (p, (im, _)), pred in zip(loaded.items(), preds)
+    }
+
+
+def find_tables(run: Run, page: int, loaded: Page, boxes: list[TableBox]) -> list[FoundTable]:
+    """Crop every table of a page; OCR and caption capture start on workers meanwhile."""
+    image, words = loaded
+    found = []
+    for index, box in enumerate(boxes, 1):
+        table = crop_table(run, page, index, box, image, words)
+        if run.settings.context_capture and run.detecting and not box.rotated:
+            assert run.workers is not None
+            others = [b.bbox for b in boxes]
+            table.context = run.workers.submit(timed, table_context, run, box.bbox, image, words, others)
+        found.append(table)
+    return found
+
+
+def store_table(
+    run: Run, table: FoundTable, objects: list[dict[str, Any]], page_size: tuple[int, int], result: PageResult
+) -> None:
+    """Rebuild one table from its structure objects and write its files; list it on its page."""
+    settle(table, result.timings)
+    with stage_clock(result.timings, "reconstruct"):
+        record, html = build_table(run, table, objects, page_size)
+    with stage_clock(result.timings, "storage"):
+        keys = write_table(run.storage, table.crop, html, record)
+    result.tables.append(manifest_entry(record, keys))

@@ -1,0 +1,61 @@
+"""The model-backed parts of a run, passed in rather than imported, so tests and the bench
+can bring their own and torch is imported only when real models load."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from PIL import Image
+
+from worker.core.types import Word
+from worker.overlap import torch_threads
+from worker.settings import Settings
+
+
+class Predictor(Protocol):
+    """A detection or structure model: images in, plain objects (label, score, bbox) out."""
+
+    model_id: str
+    revision: str | None
+
+    def predict(self, images: list[Image.Image], batch_size: int | None = None) -> list[list[dict[str, Any]]]: ...
+
+
+@dataclass
+class Stages:
+    """The model-backed parts; tests and the bench pass their own."""
+
+    structure: Predictor
+    detector: Predictor | None  # None: every page is one table (`--tables page`)
+    ocr: Callable[[Image.Image], list[Word]]
+    threads: Callable[[int], None] | None = None  # sets torch's thread count (see process_pages)
+
+    def models(self) -> dict[str, Any]:
+        out = {"structure": {"id": self.structure.model_id, "revision": self.structure.revision}}
+        if self.detector is not None:
+            out["detection"] = {"id": self.detector.model_id, "revision": self.detector.revision}
+        return out
+
+
+def load_stages(settings: Settings, tables: str = "detect") -> Stages:
+    """Load the models named by the settings (lazily imported: torch lives in models/)."""
+    from models.device import configure_threads
+    from models.ocr import ocr_words
+    from models.table_transformer import load_detector, load_structure
+
+    def ocr(image: Image.Image) -> list[Word]:
+        # ruling lines confuse tesseract: erase runs longer than ~1/5 inch at this dpi
+        return ocr_words(
+            image,
+            lang=settings.ocr_lang,
+            psm=settings.ocr_psm,
+            rule_min_px=max(10, settings.dpi // 5),
+            threads=settings.ocr_threads or None,
+        )
+
+    detector = load_detector(settings) if tables == "detect" else None
+    stages = Stages(structure=load_structure(settings), detector=detector, ocr=ocr, threads=configure_threads)
+    configure_threads(torch_threads(settings))
+    return stages

@@ -1,0 +1,93 @@
+"""One table through the pipeline: its crop and words, then its grid and stored record."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from PIL import Image
+
+from worker.contract import TableRecord
+from worker.core.captions import Context
+from worker.core.detections import TableBox, padded_box, rotate_words_clockwise, words_in_crop
+from worker.core.flags import complexity_flags
+from worker.core.html_out import grid_to_html
+from worker.core.reconstruct import reconstruct
+from worker.core.types import StructureObject, Word
+from worker.outputs import table_record
+from worker.overlap import timed
+from worker.pipeline.run import Run
+
+
+@dataclass
+class FoundTable:
+    """A detected table waiting for its structure; OCR and context may still run on a worker."""
+
+    page: int
+    index: int
+    box: TableBox
+    crop_box: tuple[int, int, int, int]
+    crop: Image.Image
+    words: list[Word] | Future[tuple[list[Word], float]]  # a Future while OCR runs on a worker
+    text_source: str
+    context: Context | Future[tuple[Context, float]] | None = None
+
+
+def crop_table(
+    run: Run, page: int, index: int, box: TableBox, page_image: Image.Image, page_words: list[Word]
+) -> FoundTable:
+    """The table's crop and its words; OCR, when needed, starts on a worker (see `settle`)."""
+    if not run.detecting:
+        crop_box = (0, 0, page_image.width, page_image.height)
+    else:
+        crop_box = padded_box(box.bbox, page_image.size, run.settings.crop_padding, run.settings.crop_padding_min_px)
+    crop = page_image.crop(crop_box)
+    inside = words_in_crop(page_words, crop_box)
+    if box.rotated:
+        crop = crop.transpose(Image.Transpose.ROTATE_270)  # 90° clockwise: sideways text upright
+        inside = rotate_words_clockwise(inside, crop_box[3] - crop_box[1])
+    if inside:
+        return FoundTable(page, index, box, crop_box, crop, inside, "text-layer")
+    if run.workers is None:
+        return FoundTable(page, index, box, crop_box, crop, run.stages.ocr(crop), "ocr")
+    return FoundTable(page, index, box, crop_box, crop, run.workers.submit(timed, run.stages.ocr, crop), "ocr")
+
+
+def settle(table: FoundTable, timings: dict[str, float]) -> None:
+    """Wait for the table's OCR and context reads; their worker time goes to its page."""
+    for attr, stage in (("words", "ocr"), ("context", "context")):
+        value = getattr(table, attr)
+        if isinstance(value, Future):
+            result, seconds = value.result()
+            setattr(table, attr, result)
+            timings[stage] = timings.get(stage, 0.0) + seconds
+
+
+def build_table(
+    run: Run, table: FoundTable, objects: list[dict[str, Any]], page_size: tuple[int, int]
+) -> tuple[TableRecord, str]:
+    """Grid, HTML, flags and serialisations of one settled table: its record and its HTML."""
+    assert not isinstance(table.words, Future) and not isinstance(table.context, Future), "settle() first"
+    structure = [StructureObject(o["label"], float(o["score"]), tuple(o["bbox"])) for o in objects]
+    grid = reconstruct(
+        structure, table.words, table.crop.size, run.settings.thresholds(), run.settings.duplicate_overlap
+    )
+    flags = complexity_flags(grid, rotated=table.box.rotated, words=table.words, rules=run.settings.flag_rules())
+    record = table_record(
+        doc_id=run.doc_id,
+        page=table.page,
+        index=table.index,
+        dpi=run.dpi,
+        box=table.box,
+        crop_box=table.crop_box,
+        crop_size=table.crop.size,
+        text_source=table.text_source,
+        grid=grid,
+        flags=flags,
+        context=table.context,
+        page_size=page_size,
+        structure=structure,
+        words=table.words,
+    )
+    return record, grid_to_html(grid)
