@@ -94,7 +94,8 @@ def ocr_words(
         if not text or conf < 0:
             continue
         bbox = (left / upscale + dx, top / upscale + dy, (left + width) / upscale + dx, (top + height) / upscale + dy)
-        words.append(Word(text, tuple(round(v, 2) for v in bbox), round(conf / 100, 4)))  # type: ignore[arg-type]
+        x0, y0, x1, y1 = (round(v, 2) for v in bbox)
+        words.append(Word(text, (x0, y0, x1, y1), round(conf / 100, 4)))
     return words
 
 

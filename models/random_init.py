@@ -123,7 +123,7 @@ def _config(kind: str, size: str, legacy: bool) -> Any:
     )
 
 
-def _spread_weights(model: nn.Module) -> None:
+def _spread_weights(model: Any) -> None:
     """Re-initialise so outputs depend on the image and differ per query.
 
     The default init (normal, std 0.02, no batch-norm statistics) fades the image signal

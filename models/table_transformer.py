@@ -108,12 +108,10 @@ def postprocess(
     boxes = torch.minimum(boxes.clamp(min=0), scale[:, None, :])
     results: list[list[Detection]] = []
     for img_scores, img_labels, img_boxes in zip(scores.tolist(), labels.tolist(), boxes.tolist()):
-        objects = [
-            {"label": id2label[lab], "score": float(s), "bbox": [float(v) for v in box]}
-            for s, lab, box in zip(img_scores, img_labels, img_boxes)
-        ]
-        objects.sort(key=lambda o: o["score"], reverse=True)
-        results.append(objects)
+        ranked = sorted(zip(img_scores, img_labels, img_boxes), key=lambda t: float(t[0]), reverse=True)
+        results.append(
+            [{"label": id2label[lab], "score": float(s), "bbox": [float(v) for v in box]} for s, lab, box in ranked]
+        )
     return results
 
 
@@ -144,7 +142,8 @@ class TableTransformer:
         self.channels_last = channels_last
         self.max_batch = max_batch  # caps any batch_size asked for (CPU: see `cpu_batch_size`)
         self.max_padding = max_padding
-        self.id2label: dict[int, str] = {int(k): v for k, v in model.config.id2label.items()}
+        config: Any = model.config
+        self.id2label: dict[int, str] = {int(k): v for k, v in config.id2label.items()}
 
     @property
     def labels(self) -> tuple[str, ...]:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import pytest  # noqa: E402
+import pytest  # noqa: E402 - after the path set-up above, which the test helpers need
 
 
 @pytest.fixture(scope="session")
@@ -36,3 +36,18 @@ def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     model.save_pretrained(root / "same-table")
     out["same_table"] = root / "same-table"
     return out
+
+
+@pytest.fixture(autouse=True)
+def outputs_follow_the_contract(request: pytest.FixtureRequest):  # noqa: ANN201 - a generator fixture
+    """After every test that used tmp_path: each manifest, page, table and vision-read file it
+    wrote there must validate against the committed JSON Schemas (docs/schema/)."""
+    if "tmp_path" not in request.fixturenames:
+        yield
+        return
+    root = request.getfixturevalue("tmp_path")  # set up first, so it is torn down after this check
+    yield
+    from contract_check import contract_problems
+
+    _, problems = contract_problems(root)
+    assert not problems, "stored files break the output contract:\n" + "\n".join(problems[:20])

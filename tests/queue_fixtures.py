@@ -212,7 +212,7 @@ def sample_pdf(path: Path, pages: int, seed: int = 0) -> Path:
     return make_scanned_pdf(path, images, dpi=200)
 
 
-def progress_log(client, job_id: str, timeout: float, poll: float = 0.05) -> tuple[dict, list[dict]]:  # noqa: ANN001
+def progress_log(client: Any, job_id: str, timeout: float, poll: float = 0.05) -> tuple[dict, list[dict]]:
     """Poll a job until it ends; returns the last status and every status seen on the way."""
     from worker.queue.state import TERMINAL
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from contract_check import contract_problems
 from PIL import Image
 
 from worker.core.html_parse import html_to_grid
@@ -38,6 +39,8 @@ def scanned_pdf(tmp_path_factory) -> Path:
 
 
 def check_contract(store: Path, manifest: dict) -> None:
+    checked, problems = contract_problems(store)
+    assert problems == [] and checked >= 2 + len(manifest["tables"])  # manifest, page(s), tables
     doc = store / manifest["doc_id"]
     on_disk = json.loads((doc / "manifest.json").read_text())
     assert on_disk == manifest

@@ -222,7 +222,7 @@ def _pdf_page_sizes(path: Path, max_pages: int) -> list[tuple[float, float]]:
         if count < 1:
             raise InputError(str(path), "PDF has no pages")
         _check_page_count(path, count, max_pages)
-        return [tuple(pdf.get_page_size(i)) for i in range(count)]  # type: ignore[misc]
+        return [tuple(pdf.get_page_size(i)) for i in range(count)]
     except pdfium.PdfiumError as exc:
         raise InputError(str(path), f"corrupt or unreadable PDF: {exc}") from exc
     finally:

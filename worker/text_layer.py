@@ -181,4 +181,5 @@ def _word(glyphs: list[_Glyph]) -> Word:
         max(g.box[2] for g in glyphs),
         max(g.box[3] for g in glyphs),
     )
-    return Word("".join(g.text for g in glyphs), tuple(round(v, 2) for v in box))  # type: ignore[arg-type]
+    x0, y0, x1, y1 = (round(v, 2) for v in box)
+    return Word("".join(g.text for g in glyphs), (x0, y0, x1, y1))

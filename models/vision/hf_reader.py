@@ -92,7 +92,7 @@ class TransformersReader:
             raise VisionError(f"model {ref!r} is not an image-text-to-text model transformers can load: {exc}") from exc
         if not getattr(processor, "chat_template", None):
             raise VisionError(f"model {ref!r} has no chat template: the prompt cannot be built for it")
-        model = model.to(target).eval()
+        model = model.to(target).eval()  # type: ignore[arg-type]  # transformers types .to() by its first overload
         logger.info("loaded vision model %s (revision %s) on %s as %s", ref, resolved.revision, target, dtype)
         return cls(
             model,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 from tqdm import tqdm
@@ -76,8 +77,8 @@ def run(args: argparse.Namespace) -> int:
                 settings=settings,
                 pages=args.pages,
                 dpi=args.dpi,
-                on_start=lambda n, bar=bar: bar.reset(total=n),
-                on_page=lambda _r, bar=bar: bar.update(),
+                on_start=partial(_reset, bar),
+                on_page=partial(_advance, bar),
             )
         except TablesightError as exc:  # models or storage unusable: nothing else can run either
             bar.close()
@@ -104,3 +105,11 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 1 if failed else 0
+
+
+def _reset(bar: tqdm, pages: int) -> None:
+    bar.reset(total=pages)
+
+
+def _advance(bar: tqdm, _page: object) -> None:
+    bar.update()

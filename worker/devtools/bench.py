@@ -23,13 +23,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
 from worker.devtools.bench_inputs import NaivePredictor, Recorder, bench_models, make_corpus, oracle_answers
 from worker.devtools.bench_report import Run, agreement, compare_outputs, count_tables, peak_rss_mib, summarise
 from worker.settings import Settings
+
+if TYPE_CHECKING:
+    from models.random_init import Size
 
 VARIANTS = ("naive", "fast")
 
@@ -39,7 +42,7 @@ class BenchOptions:
     pages: int = 6
     input_dir: Path | None = None
     models: str = "auto"  # auto | random | real
-    size: str = "full"  # random models: full (real configuration) | tiny (tests, CI)
+    size: Size = "full"  # random models: full (real configuration) | tiny (tests, CI)
     answers: str = "auto"  # auto | oracle | model
     rounds: int = 1
     variants: tuple[str, ...] = VARIANTS
@@ -222,7 +225,8 @@ def run_bench(
         det_answers = str_answers = None
         if answers == "oracle":
             log("rendering the pages once for the oracle's answers")
-            det_answers, str_answers = oracle_answers(paths, truth, base, dpi)  # type: ignore[arg-type]
+            assert truth is not None  # checked above: oracle answers need the generated truth
+            det_answers, str_answers = oracle_answers(paths, truth, base, dpi)
 
         log(f"loading models ({model_kind})")
         variants: dict[str, _Variant] = {}

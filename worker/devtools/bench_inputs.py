@@ -14,16 +14,19 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
 from worker.settings import Settings
 
+if TYPE_CHECKING:
+    from models.random_init import Kind, Size
+
 CORPUS_DPI = 200  # worker.devtools.samples draws Letter pages at 200 dpi
 
 
-def bench_models(settings: Settings, models: str, size: str) -> tuple[str, str, str]:
+def bench_models(settings: Settings, models: str, size: Size) -> tuple[str, str, str]:
     """(detection ref, structure ref, kind): random-init models from the cache, or the real ones."""
     from models import weights
 
@@ -42,7 +45,7 @@ def bench_models(settings: Settings, models: str, size: str) -> tuple[str, str, 
     return str(_cached_model(root, "detection", size)), str(_cached_model(root, "structure", size)), f"random/{size}"
 
 
-def _cached_model(root: Path, kind: str, size: str) -> Path:
+def _cached_model(root: Path, kind: Kind, size: Size) -> Path:
     """Build once (into a temporary folder renamed into place, so concurrent benches agree)."""
     from models.random_init import build_random_model
 
@@ -51,7 +54,7 @@ def _cached_model(root: Path, kind: str, size: str) -> Path:
         return target
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".{kind}-"))
-    build_random_model(kind, tmp, size=size)  # type: ignore[arg-type]
+    build_random_model(kind, tmp, size=size)
     try:
         os.rename(tmp, target)
     except OSError:  # another bench got there first

@@ -113,7 +113,8 @@ def _numeric_gap(a: Any, b: Any) -> float | None:
         gaps = [_numeric_gap(x, y) for x, y in zip(a, b)]
     else:
         return 0.0 if a == b else None
-    return None if None in gaps else max(gaps, default=0.0)
+    known = [g for g in gaps if g is not None]
+    return None if len(known) < len(gaps) else max(known, default=0.0)
 
 
 def _files(root: Path) -> list[str]:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import cast
 
 from worker.core.types import BBox
 
@@ -95,7 +96,7 @@ def thead_rows(html: str) -> int:
 def _bbox(value: object) -> BBox | None:
     if not value:
         return None
-    x0, y0, x1, y1 = (float(v) for v in value)  # type: ignore[union-attr]
+    x0, y0, x1, y1 = (float(v) for v in cast(list[float], value))
     if x1 <= x0 or y1 <= y0:
         return None
     return (x0, y0, x1, y1)

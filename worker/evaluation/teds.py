@@ -15,6 +15,7 @@ from __future__ import annotations
 import html as htmllib
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from lxml import etree
 from lxml import html as lxml_html
@@ -101,7 +102,7 @@ def teds_normalized(pred_norm: str, gt_norm: str, structure_only: bool = False) 
 
 
 @lru_cache(maxsize=2)
-def _metric(structure_only: bool):  # type: ignore[no-untyped-def]
+def _metric(structure_only: bool) -> Any:
     from table_recognition_metric import TEDS
 
     return TEDS(structure_only=structure_only)

@@ -20,7 +20,6 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from worker.contract import JobStatus
@@ -158,11 +157,12 @@ class JobClient:
                 f"file is {len(data)} bytes, over the limit of {self.settings.max_file_bytes} "
                 "(TABLESIGHT_MAX_FILE_BYTES)"
             )
-            fail_job(SimpleNamespace(state=self.state, storage=self.storage), job, reason, _log)
+            fail_job(self, job, reason, _log)
             return job_id
         try:
-            if not self.storage.exists(job["input_key"]):
-                self.storage.put_bytes(job["input_key"], data, "application/octet-stream")
+            input_key = str(job["input_key"])
+            if not self.storage.exists(input_key):
+                self.storage.put_bytes(input_key, data, "application/octet-stream")
             self.app.send_task(DOCUMENT_TASK, args=(job_id,), task_id=f"{job_id}.doc")
         except Exception as exc:
             self.state.forget(sha256, ohash, job_id)

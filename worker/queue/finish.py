@@ -12,15 +12,26 @@ import logging
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Protocol, cast
 
 from worker.contract import ErrorEntry, Manifest, PageRecord, PageState
 from worker.logical_tables import attach_logical_tables
 from worker.outputs import build_manifest, manifest_key, page_key
 from worker.queue.runtime import Runtime
-from worker.queue.state import TERMINAL
-from worker.storage import StorageError
+from worker.queue.state import TERMINAL, JobState
+from worker.storage import Storage, StorageError
 from worker.timestamps import utc_now_iso
+
+
+class StateAndStore(Protocol):
+    """What failing a job needs: its state in Redis and the store (a client has both, no Runtime)."""
+
+    @property
+    def state(self) -> JobState: ...
+
+    @property
+    def storage(self) -> Storage: ...
+
 
 ACTIVE = frozenset({"queued", "running"})
 _READ_THREADS = 16
@@ -57,11 +68,11 @@ def finish_page(
 
 
 def is_last(rt: Runtime, job_id: str) -> bool:
-    done, total = rt.state.r.hmget(rt.state.key(job_id), "pages_done", "pages_total")
-    return bool(total) and int(total) > 0 and int(done or 0) >= int(total)
+    done, total = cast(list[str | None], rt.state.r.hmget(rt.state.key(job_id), ["pages_done", "pages_total"]))
+    return int(total or 0) > 0 and int(done or 0) >= int(total or 0)
 
 
-def finalise(rt: Runtime, job_id: str, token: str, log: logging.LoggerAdapter) -> dict[str, Any] | None:
+def finalise(rt: Runtime, job_id: str, token: str, log: logging.LoggerAdapter[logging.Logger]) -> dict[str, Any] | None:
     """Write the manifest if every page is done and this caller holds the claim."""
     if not is_last(rt, job_id):
         return None
@@ -130,7 +141,9 @@ def finalise(rt: Runtime, job_id: str, token: str, log: logging.LoggerAdapter) -
     return data
 
 
-def fail_job(rt: Runtime, job: dict[str, Any], reason: str, log: logging.LoggerAdapter) -> None:
+def fail_job(
+    rt: Runtime | StateAndStore, job: dict[str, Any], reason: str, log: logging.LoggerAdapter[logging.Logger]
+) -> None:
     """The job cannot run at all (bad input, bad options, gave up): failed manifest, failed state."""
     job_id = job["job_id"]
     manifest = build_manifest(
@@ -156,13 +169,13 @@ def fail_job(rt: Runtime, job: dict[str, Any], reason: str, log: logging.LoggerA
         log.warning("job failed: %s", reason)
 
 
-def _write_manifest(rt: Runtime, doc_id: str, job_id: str, manifest: Manifest) -> None:
+def _write_manifest(rt: Runtime | StateAndStore, doc_id: str, job_id: str, manifest: Manifest) -> None:
     data = manifest.dump()
     rt.storage.put_json(job_manifest_key(doc_id, job_id), data)
     rt.storage.put_json(manifest_key(doc_id), data)
 
 
-def _enqueue_vision_reads(manifest: dict[str, Any], rt: Runtime, log: logging.LoggerAdapter) -> None:
+def _enqueue_vision_reads(manifest: dict[str, Any], rt: Runtime, log: logging.LoggerAdapter[logging.Logger]) -> None:
     """VISION_AUTO_READ: one vision task per needs_vision table (best effort: the job is done)."""
     from worker.queue.app import app
     from worker.queue.vision_client import enqueue_hard_tables

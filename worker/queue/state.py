@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Any
+from typing import Any, cast
 
 import redis
 from redis.backoff import ExponentialWithJitterBackoff
@@ -129,7 +129,7 @@ class JobState:
             pipe.execute()
 
     def get(self, job_id: str) -> dict[str, Any] | None:
-        raw = self.r.hgetall(self.key(job_id))
+        raw = cast(dict[str, str], self.r.hgetall(self.key(job_id)))
         return _decode(raw) if raw else None
 
     def update(self, job_id: str, **fields: Any) -> None:
@@ -170,7 +170,7 @@ class JobState:
         return dict(zip(pages, (int(c) for c in counts)))
 
     def done_pages(self, job_id: str) -> set[int]:
-        return {int(p) for p in self.r.smembers(self.key(job_id, "done"))}
+        return {int(p) for p in cast(set[str], self.r.smembers(self.key(job_id, "done")))}
 
     def page_info(self, job_id: str, page: int, info: dict[str, Any]) -> None:
         keys = self._keys(job_id)[:3]
@@ -184,8 +184,8 @@ class JobState:
         return int(added), int(done), int(total)
 
     def pages(self, job_id: str) -> dict[int, dict[str, Any]]:
-        raw = self.r.hgetall(self.key(job_id, "pages"))
-        attempts = self.r.hgetall(self.key(job_id, "attempts"))
+        raw = cast(dict[str, str], self.r.hgetall(self.key(job_id, "pages")))
+        attempts = cast(dict[str, str], self.r.hgetall(self.key(job_id, "attempts")))
         out = {}
         for p, info in sorted(raw.items(), key=lambda kv: int(kv[0])):
             out[int(p)] = {**json.loads(info), "attempts": int(attempts.get(p, 0))}
@@ -196,11 +196,11 @@ class JobState:
         key = self.key(job_id, "final")
         if self.r.set(key, token, nx=True, ex=hold_seconds):
             return True
-        return self.r.get(key) == token
+        return cast(str | None, self.r.get(key)) == token
 
     # --- deduplication ------------------------------------------------------
     def find_duplicate(self, sha256: str, options_hash: str) -> str | None:
-        return self.r.get(self.dedup_key(sha256, options_hash))
+        return cast(str | None, self.r.get(self.dedup_key(sha256, options_hash)))
 
     def remember(self, sha256: str, options_hash: str, job_id: str, *, replace: bool) -> str:
         """Point the document+options at `job_id`; returns the job that holds the key afterwards."""
@@ -210,7 +210,7 @@ class JobState:
             return job_id
         if self.r.set(key, job_id, nx=True, ex=self.ttl):
             return job_id
-        return self.r.get(key) or job_id
+        return cast(str | None, self.r.get(key)) or job_id
 
     def forget(self, sha256: str, options_hash: str, job_id: str) -> None:
         key = self.dedup_key(sha256, options_hash)

@@ -36,13 +36,14 @@ from worker.timestamps import utc_now_iso
 logger = get_task_logger("worker.queue.tasks")
 
 
-class JobLog(logging.LoggerAdapter):
+class JobLog(logging.LoggerAdapter[logging.Logger]):
     """Prefixes `[job=… page=…]` and passes job_id/page as `extra` for structured handlers."""
 
     def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
-        kwargs["extra"] = {**kwargs.get("extra", {}), **self.extra}
-        page = self.extra.get("page")
-        return f"[job={self.extra['job_id']}{'' if page is None else f' page={page}'}] {msg}", kwargs
+        extra = dict(self.extra or {})
+        kwargs["extra"] = {**kwargs.get("extra", {}), **extra}
+        page = extra.get("page")
+        return f"[job={extra['job_id']}{'' if page is None else f' page={page}'}] {msg}", kwargs
 
 
 def job_log(job_id: str, pages: list[int] | None = None) -> JobLog:

@@ -157,13 +157,15 @@ def read_table(
         agreement=agreement(checked.html, checked.grid, detector_html),
     )
     storage.put_text(ref.key(".vision.html"), checked.html + "\n", "text/html; charset=utf-8")
-    _put_read(storage, ref, record)
-    return record
+    return _put_read(storage, ref, record)
 
 
-def _put_read(storage: Storage, ref: TableRef, record: dict[str, Any]) -> None:
-    """Store a read record, checked against the contract (a misspelt key fails here, not later)."""
-    storage.put_json(ref.key(".vision.json"), VisionRead.model_validate(record).dump())
+def _put_read(storage: Storage, ref: TableRef, record: dict[str, Any]) -> dict[str, Any]:
+    """Store a read record, checked against the contract (a misspelt key fails here, not later);
+    returns it as stored."""
+    stored = VisionRead.model_validate(record).dump()
+    storage.put_json(ref.key(".vision.json"), stored)
+    return stored
 
 
 def _load_table(storage: Storage, ref: TableRef) -> tuple[dict[str, Any], Image.Image, str]:
@@ -259,5 +261,4 @@ def _store_failure(
             },
         )
         return {**record, "kept_previous": True}
-    _put_read(storage, ref, record)
-    return record
+    return _put_read(storage, ref, record)
