@@ -228,7 +228,22 @@ def test_a_task_killed_at_its_time_limit_fails_its_page_and_the_job_still_ends(r
         page_key("d1", 1),
         {
             "page": 1,
-            "tables": [{"table_id": "p0001-t01", "page": 1}],
+            "tables": [
+                {
+                    "table_id": "p0001-t01",
+                    "page": 1,
+                    "bbox": [10.0, 10.0, 300.0, 200.0],
+                    "n_rows": 3,
+                    "n_cols": 2,
+                    "confidence": 0.9,
+                    "text_source": "ocr",
+                    "is_complex": False,
+                    "needs_vision": False,
+                    "score": 0,
+                    "reasons": [],
+                    "files": {"json": "d1/tables/p0001-t01.json"},
+                }
+            ],
             "errors": [],
             "timings": {"render": 0.5},
             "job_id": job_id,

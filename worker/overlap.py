@@ -1,7 +1,7 @@
 """Keeping every core busy in the pipeline: worker threads for subprocess-bound work, and lanes.
 
 Rendering (pdftoppm) and OCR (tesseract) run in subprocesses, so a thread that waits on one
-holds no GIL and the work truly runs beside torch. `Workers` is that pool. Lanes keep
+holds no GIL and the work truly runs beside torch. `SubprocessPool` is that pool. Lanes keep
 several page groups in flight: while one group is in a model call, another renders, waits
 on OCR or writes its outputs; results still come out in the order the groups went in.
 Memory stays bounded by `lanes` groups, never the document.
@@ -42,16 +42,16 @@ def torch_threads(settings: Settings, lanes: int | None = None) -> int:
     return settings.torch_threads or max(1, usable_cores() // (lanes or settings.pipeline_lanes))
 
 
-def cpu_workers(settings: Settings, lanes: int | None = None) -> int:
-    """CPU_WORKERS, or for 0 the usable cores the busy lanes leave (at least 1).
+def subprocess_threads(settings: Settings, lanes: int | None = None) -> int:
+    """SUBPROCESS_THREADS, or for 0 the usable cores the busy lanes leave (at least 1).
 
     Measured on 2 cores with 2 lanes: 1 worker beside them used ~4% less CPU per page than 2
     (fewer runnable threads than cores to share) and was as fast or faster end to end.
     """
-    return settings.cpu_workers or max(1, usable_cores() - (lanes or settings.pipeline_lanes))
+    return settings.subprocess_threads or max(1, usable_cores() - (lanes or settings.pipeline_lanes))
 
 
-class Workers:
+class SubprocessPool:
     """A thread pool for rendering and OCR; `submit` returns a Future as usual."""
 
     def __init__(self, threads: int) -> None:
@@ -64,7 +64,7 @@ class Workers:
         """Drop work not yet started; wait for the running calls (a subprocess each, seconds)."""
         self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def __enter__(self) -> Workers:
+    def __enter__(self) -> SubprocessPool:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 if TYPE_CHECKING:
@@ -243,12 +243,14 @@ class Settings(BaseSettings):
         "model calls while the other renders, reads text or writes (CPU: TORCH_THREADS "
         "auto shares the cores out among them); 1 = one group after another",
     )
-    cpu_workers: int = Field(
+    subprocess_threads: int = Field(
         0,
         ge=0,
+        # TABLESIGHT_CPU_WORKERS is this setting's earlier name, still read
+        validation_alias=AliasChoices("subprocess_threads", "TABLESIGHT_SUBPROCESS_THREADS", "TABLESIGHT_CPU_WORKERS"),
         description="threads that render pages and OCR crops beside the models "
         "(each drives a pdftoppm or tesseract subprocess); 0 = the usable cores the busy "
-        "lanes leave, at least 1",
+        "lanes leave, at least 1 (formerly CPU_WORKERS)",
     )
     ocr_threads: int = Field(
         1,

@@ -192,7 +192,7 @@ def run_bench(
     import torch
 
     from models.device import resolve_device
-    from worker.overlap import cpu_workers, torch_threads
+    from worker.overlap import subprocess_threads, torch_threads
     from worker.pipeline import Stages, load_stages
 
     default_threads = torch.get_num_threads()  # before any loader sets it: what a first user gets
@@ -295,7 +295,7 @@ def run_bench(
                 "fast": {
                     "torch_threads": torch_threads(base),
                     "pipeline_lanes": base.pipeline_lanes,
-                    "cpu_workers": cpu_workers(base),
+                    "subprocess_threads": subprocess_threads(base),
                     "ocr_threads": base.ocr_threads,
                     "cpu_batch_size": base.cpu_batch_size,
                     "detection_batch_size": base.detection_batch_size,

@@ -230,7 +230,7 @@ def format_report(report: dict[str, Any]) -> str:
         f = cfg["fast"]
         lines.append(
             f"fast: {f['pipeline_lanes']} lanes x {f['torch_threads']} torch thread(s), "
-            f"{f['cpu_workers']} CPU workers, tesseract {f['ocr_threads'] or 'default'} thread(s), "
+            f"{f['subprocess_threads']} subprocess thread(s), tesseract {f['ocr_threads'] or 'default'} thread(s), "
             f"CPU batch cap {f['cpu_batch_size'] or 'none'}, channels-last {f['channels_last']}"
         )
     if "naive" in report["variants"]:

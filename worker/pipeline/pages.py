@@ -21,7 +21,7 @@ from worker.core.types import Word
 from worker.errors import TablesightError
 from worker.inputs import Document
 from worker.outputs import manifest_entry, page_key, write_table
-from worker.overlap import Workers, cpu_workers, in_order, timed, torch_threads
+from worker.overlap import SubprocessPool, in_order, subprocess_threads, timed, torch_threads
 from worker.pipeline.context import table_context
 from worker.pipeline.run import PDFIUM_LOCK, PageResult, Run, split_time, stage_clock
 from worker.pipeline.stages import Stages
@@ -52,8 +52,8 @@ def process_pages(
     busy = min(lanes, len(groups)) or 1
     if stages.threads is not None:  # the cores shared out among the lanes that will be busy
         stages.threads(torch_threads(settings, lanes=busy))
-    with Workers(cpu_workers(settings, lanes=busy)) as workers:
-        run.workers = workers
+    with SubprocessPool(subprocess_threads(settings, lanes=busy)) as pool:
+        run.pool = pool
         yield from in_order(groups, lambda group: process_group(run, group), lanes)
 
 
@@ -79,9 +79,9 @@ def process_group(run: Run, pages: list[int]) -> list[PageResult]:
 
 
 def load_pages(run: Run, pages: list[int], results: dict[int, PageResult]) -> dict[int, Page]:
-    """Each page rendered with its text layer, read on workers; a page that fails gets its error."""
-    assert run.workers is not None
-    loads = {p: run.workers.submit(load_page, run, p) for p in pages}
+    """Each page rendered with its text layer, read in the pool; a page that fails gets its error."""
+    assert run.pool is not None
+    loads = {p: run.pool.submit(load_page, run, p) for p in pages}
     loaded: dict[int, Page] = {}
     for p in pages:
         try:
@@ -96,7 +96,7 @@ def load_pages(run: Run, pages: list[int], results: dict[int, PageResult]) -> di
 
 
 def load_page(run: Run, page: int) -> tuple[Image.Image, list[Word], dict[str, float]]:
-    """Render one page and read its text layer (on a worker: pdftoppm is a subprocess)."""
+    """Render one page and read its text layer (in the pool: pdftoppm is a subprocess)."""
     timings: dict[str, float] = {}
     with stage_clock(timings, "render"):
         image = run.doc.render(page, run.dpi)
@@ -128,15 +128,15 @@ def detect_tables(run: Run, loaded: dict[int, Page]) -> dict[int, list[TableBox]
 
 
 def find_tables(run: Run, page: int, loaded: Page, boxes: list[TableBox]) -> list[FoundTable]:
-    """Crop every table of a page; OCR and caption capture start on workers meanwhile."""
+    """Crop every table of a page; OCR and caption capture start in the pool meanwhile."""
     image, words = loaded
     found = []
     for index, box in enumerate(boxes, 1):
         table = crop_table(run, page, index, box, image, words)
         if run.settings.context_capture and run.detecting and not box.rotated:
-            assert run.workers is not None
+            assert run.pool is not None
             others = [b.bbox for b in boxes]
-            table.context = run.workers.submit(timed, table_context, run, box.bbox, image, words, others)
+            table.context = run.pool.submit(timed, table_context, run, box.bbox, image, words, others)
         found.append(table)
     return found
 

@@ -11,12 +11,12 @@ from typing import Any
 
 from worker.contract import ErrorEntry, PageRecord, TableEntry
 from worker.inputs import Document
-from worker.overlap import Workers
+from worker.overlap import SubprocessPool
 from worker.pipeline.stages import Stages
 from worker.settings import Settings
 from worker.storage.base import Storage
 
-PDFIUM_LOCK = threading.Lock()  # pdfium is not thread-safe: text-layer reads from workers take turns
+PDFIUM_LOCK = threading.Lock()  # pdfium is not thread-safe: text-layer reads from pool threads take turns
 
 
 @dataclass
@@ -33,7 +33,7 @@ class Run:
     storage: Storage
     settings: Settings
     dpi: int
-    workers: Workers | None = None
+    pool: SubprocessPool | None = None
     record_extra: dict[str, Any] = field(default_factory=dict)
 
     @property

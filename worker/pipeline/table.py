@@ -22,7 +22,7 @@ from worker.pipeline.run import Run
 
 @dataclass
 class FoundTable:
-    """A detected table waiting for its structure; OCR and context may still run on a worker."""
+    """A detected table waiting for its structure; OCR and context may still run in the pool."""
 
     page: int
     index: int
@@ -37,7 +37,7 @@ class FoundTable:
 def crop_table(
     run: Run, page: int, index: int, box: TableBox, page_image: Image.Image, page_words: list[Word]
 ) -> FoundTable:
-    """The table's crop and its words; OCR, when needed, starts on a worker (see `settle`)."""
+    """The table's crop and its words; OCR, when needed, starts in the pool (see `settle`)."""
     if not run.detecting:
         crop_box = (0, 0, page_image.width, page_image.height)
     else:
@@ -49,13 +49,13 @@ def crop_table(
         inside = rotate_words_clockwise(inside, crop_box[3] - crop_box[1])
     if inside:
         return FoundTable(page, index, box, crop_box, crop, inside, "text-layer")
-    if run.workers is None:
+    if run.pool is None:
         return FoundTable(page, index, box, crop_box, crop, run.stages.ocr(crop), "ocr")
-    return FoundTable(page, index, box, crop_box, crop, run.workers.submit(timed, run.stages.ocr, crop), "ocr")
+    return FoundTable(page, index, box, crop_box, crop, run.pool.submit(timed, run.stages.ocr, crop), "ocr")
 
 
 def settle(table: FoundTable, timings: dict[str, float]) -> None:
-    """Wait for the table's OCR and context reads; their worker time goes to its page."""
+    """Wait for the table's OCR and context reads; their pool time goes to its page."""
     for attr, stage in (("words", "ocr"), ("context", "context")):
         value = getattr(table, attr)
         if isinstance(value, Future):

@@ -93,10 +93,13 @@ def finalise(rt: Runtime, job_id: str, token: str, log: logging.LoggerAdapter[lo
             stored = rt.storage.get_json(page_key(job["doc_id"], p))
         except KeyError:
             return PageRecord(page=p, errors=[ErrorEntry(page=p, reason="page record missing from storage")])
+        try:
+            parsed = PageRecord.model_validate(stored)
+        except ValueError as exc:  # corrupt or foreign: the page counts as failed, the job still ends
+            reason = f"page record does not follow the output contract: {_first_line(exc)}"
+            return PageRecord(page=p, errors=[ErrorEntry(page=p, reason=reason)])
         # which job and options wrote the page is the queue's business, not the manifest's
-        return PageRecord.model_validate(stored).model_copy(
-            update={"job_id": None, "page_options_hash": None, "models": None}
-        )
+        return parsed.model_copy(update={"job_id": None, "page_options_hash": None, "models": None})
 
     with ThreadPoolExecutor(max_workers=min(_READ_THREADS, max(1, len(pages)))) as pool:
         records = list(pool.map(record, pages))
@@ -187,3 +190,8 @@ def _enqueue_vision_reads(manifest: dict[str, Any], rt: Runtime, log: logging.Lo
         return
     if ids:
         log.info("queued %d vision read(s) of hard tables", len(ids))
+
+
+def _first_line(exc: Exception) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return " ".join(lines[1:3])[:200] if len(lines) > 1 else (lines[0] if lines else type(exc).__name__)
