@@ -109,7 +109,7 @@ def _pings(client: redis.Redis) -> bool:
 class Worker:
     """`tablesight worker` (a real Celery worker, prefork, concurrency 1) in its own process group."""
 
-    def __init__(self, name: str, env: dict[str, str], log_dir: Path, queues: str = "docs,pages") -> None:
+    def __init__(self, name: str, env: dict[str, str], log_dir: Path, queues: str | None = "docs,pages") -> None:
         self.name = f"{name}@test"
         self.env = env
         self.log = Path(log_dir) / f"{name}.log"
@@ -126,8 +126,7 @@ class Worker:
             "worker",
             "--hostname",
             self.name,
-            "--queues",
-            self.queues,
+            *(["--queues", self.queues] if self.queues else []),  # None: the command's default
             "--concurrency",
             "1",
             "--loglevel",

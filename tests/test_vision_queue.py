@@ -1,7 +1,8 @@
-"""End to end through the queue: a real redis-server and a real Celery worker serving the docs,
-pages and vision queues, a vision server on loopback. A document is extracted, its tables are
-flagged needs_vision, VISION_AUTO_READ reads them on the vision queue, and `tablesight read`
-through the broker returns the stored read, or reads again with --force."""
+"""End to end through the queue: a real redis-server and a real Celery worker started with the
+default queues (docs, pages and vision: one worker does everything), a vision server on
+loopback. A document is extracted, its tables are flagged needs_vision, VISION_AUTO_READ
+reads them on the vision queue, and `tablesight read` through the broker returns the stored
+read, or reads again with --force."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def cluster(tmp_path_factory, tiny_models):
             vision_auto_read="true",
             vision_retries=0,
         )
-        worker = Worker("v1", env, root, queues="docs,pages,vision").start()
+        worker = Worker("v1", env, root, queues=None).start()
         client = JobClient(settings_from_env(env))
         yield {"env": env, "client": client, "store": root / "store", "vision": vision, "worker": worker}
         client.close()
@@ -90,15 +91,57 @@ def test_extract_flag_read_through_the_queue(cluster, tmp_path):
     assert len(cluster["vision"].requests) == n_requests + 1
     assert json.loads(vision_json.read_text())["request_id"] not in (None, record["request_id"])  # a task read it
 
-    # the Python client: a task id, or the read's summary
-    summary = client.read_table(ref, wait=True, timeout=60)
+    # the Python client: a task id, then the read's summary
+    task_id = client.request_read(ref)
+    assert isinstance(task_id, str) and task_id
+    summary = client.wait_read(task_id, timeout=60)
     assert summary["status"] == "ok" and summary["cached"] is True and summary["html_key"].endswith(".vision.html")
-    assert isinstance(client.read_table(ref), str)
     with pytest.raises(ValueError):
-        client.read_table("not/a/ref/at/all")
+        client.request_read("not/a/ref/at/all")
 
     # without --wait: one task id per table; an unknown table fails on the worker, clearly
     proc = read_cli(cluster["env"], ref)
     assert proc.returncode == 0 and proc.stdout.startswith(f"{ref}: queued as ")
     proc = read_cli(cluster["env"], f"{manifest['doc_id']}/p0042-t01", "--wait", "--timeout", "60")
     assert proc.returncode == 1 and "failed: no table" in proc.stdout
+
+
+def test_waiting_with_no_worker_on_the_queue_says_so_at_once(cluster, tmp_path):
+    """A broker database no worker listens on: `read --wait`, `enqueue --wait` and `result --wait`
+    end at once with the reason instead of waiting forever."""
+    import time
+
+    lonely = {
+        **cluster["env"],
+        "TABLESIGHT_BROKER_URL": cluster["env"]["TABLESIGHT_BROKER_URL"].rsplit("/", 1)[0] + "/7",
+    }
+    t0 = time.monotonic()
+    proc = read_cli(lonely, "0123456789abcdef/p0001-t01", "--wait")
+    assert proc.returncode == 1 and "no running worker consumes the vision queue" in proc.stderr, proc.stderr
+    proc = subprocess.run(
+        [sys.executable, "-m", "worker.cli.main", "enqueue", str(sample_pdf(tmp_path / "w.pdf", 1, seed=9)), "--wait"],
+        cwd=REPO,
+        env=lonely,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1 and "no running worker consumes the docs, pages queue" in proc.stderr, proc.stderr
+    job_id = proc.stdout.split()[0]
+    proc = subprocess.run(
+        [sys.executable, "-m", "worker.cli.main", "result", job_id, "--wait"],
+        cwd=REPO,
+        env=lonely,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1 and "no running worker consumes" in proc.stderr, proc.stderr
+    assert time.monotonic() - t0 < 90  # three CLI starts and three short broadcasts, no waiting
+
+
+def test_the_default_worker_consumes_every_queue(cluster):
+    from worker.queue.consumers import queue_consumers
+
+    app = cluster["client"].app
+    assert all(queue_consumers(app, q) == ["v1@test"] for q in ("docs", "pages", "vision"))
