@@ -14,6 +14,7 @@ from typing import Any
 from PIL import Image
 
 from worker import __version__
+from worker.exports import export_record
 from worker.storage.base import Storage
 
 MANIFEST_VERSION = 1
@@ -53,8 +54,9 @@ def write_table(
     record: dict[str, Any],
     texts: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """Write crop, HTML, serialisation texts (`TEXT_FILES`) and JSON of one table; the JSON goes
-    last so its presence means complete."""
+    """Write crop, HTML, serialisation texts (`TEXT_FILES`), CSV and Parquet (`worker.exports`,
+    which also adds `schema` and `description` to the record) and JSON of one table; the JSON
+    goes last so its presence means complete."""
     buf = io.BytesIO()
     crop.save(buf, format="PNG", optimize=False, compress_level=3)
     keys = {
@@ -68,6 +70,7 @@ def write_table(
         suffix, content_type = TEXT_FILES[name]
         keys[name] = table_key(doc_id, tid, suffix)
         storage.put_text(keys[name], text, content_type)
+    keys.update(export_record(storage, table_key(doc_id, tid, ""), record))
     storage.put_json(keys["json"], record)
     return keys
 

@@ -20,6 +20,7 @@ from worker.cli import (
     rebuild,
     result,
     settings_cmd,
+    sql,
     status,
     worker_cmd,
 )
@@ -40,6 +41,7 @@ COMMANDS = [
     health,
     chunks,
     bench,
+    sql,
 ]
 
 

@@ -47,6 +47,10 @@ class Storage(ABC):
     def list(self, prefix: str) -> list[str]:
         """Keys under `prefix/`, sorted."""
 
+    def documents(self) -> list[str]:
+        """Top-level names that hold a `manifest.json` (every stored document), sorted."""
+        raise StorageError(f"{type(self).__name__} cannot list documents")
+
     @abstractmethod
     def location(self, key: str) -> str:
         """Where a person finds the object (a path or an s3:// URL)."""

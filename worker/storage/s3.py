@@ -127,6 +127,18 @@ class S3Storage(Storage):
             raise _storage_error(exc, f"cannot list {self._url(base)}") from exc
         return sorted(keys)
 
+    def documents(self) -> list[str]:
+        names: list[str] = []
+        try:
+            pages = self.client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=self.prefix, Delimiter="/"
+            )
+            for page in pages:
+                names += [p["Prefix"][len(self.prefix) :].rstrip("/") for p in page.get("CommonPrefixes", [])]
+        except Exception as exc:
+            raise _storage_error(exc, f"cannot list {self._url(self.prefix)}") from exc
+        return sorted(n for n in names if self.exists(f"{n}/manifest.json"))
+
     def location(self, key: str) -> str:
         return self._url(self._key(key))
 
