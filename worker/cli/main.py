@@ -11,6 +11,7 @@ from worker.cli import (
     bench,
     chunks,
     demo,
+    describe,
     enqueue,
     evaluate,
     extract,
@@ -42,6 +43,7 @@ COMMANDS = [
     chunks,
     bench,
     sql,
+    describe,
 ]
 
 
