@@ -11,6 +11,7 @@ not parse: the caller keeps the text, so no value is lost.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -56,6 +57,7 @@ _DOT_GROUPS = re.compile(r"^\d{1,3}(?:\.\d{3})+(?:,\d+)?$")
 _SPACE_GROUPS = re.compile(r"^\d{1,3}(?:[ '’]\d{3})+(?:[.,]\d+)?$")
 _DECIMAL_COMMA = re.compile(r"^\d+,(?:\d{1,2}|\d{4,})$")
 _INT_LIMIT = 2**63 - 1
+MAX_DIGITS = 60  # longer runs of digits are codes or noise, not quantities
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,8 +152,10 @@ def parse_number(text: str) -> Parsed:
     if not body:
         return TEXT
     body = _SPACES.sub(" ", body)
+    if len(body) > MAX_DIGITS:
+        return TEXT
     value = _unsigned(body)
-    if value is None:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return TEXT
     if negative:
         value = -value
