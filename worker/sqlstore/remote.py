@@ -8,6 +8,7 @@ endpoint, credentials and retries), read-only and cached for the connection's li
 
 from __future__ import annotations
 
+import datetime
 import io
 import threading
 from typing import Any
@@ -17,6 +18,7 @@ from fsspec import AbstractFileSystem
 from worker.storage.base import Storage
 
 PROTOCOL = "tablesight"
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
 class StorageFileSystem(AbstractFileSystem):
@@ -63,6 +65,11 @@ class StorageFileSystem(AbstractFileSystem):
         if self.storage.list(key):
             return {"name": key, "size": 0, "type": "directory"}
         raise FileNotFoundError(path)
+
+    def modified(self, path: str) -> datetime.datetime:
+        """Objects are read once per connection and never change under it: one fixed time."""
+        self._bytes(path)
+        return _EPOCH
 
     def ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
         key = self._strip_protocol(path)
