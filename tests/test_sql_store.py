@@ -139,11 +139,12 @@ REFUSED = [
 ]
 
 
-@pytest.mark.parametrize("sql", REFUSED)
-def test_statements_other_than_queries_are_refused(store, sql):
+def test_statements_other_than_queries_are_refused(store):
     with open_sql_store(store, [DOC]) as db:
-        with pytest.raises(QueryRefused):
-            db.query(sql)
+        for sql in REFUSED:
+            with pytest.raises(QueryRefused):
+                db.query(sql)
+        assert db.query("SELECT count(*) FROM _tables").rows == [(2,)]  # nothing was changed
 
 
 def test_the_database_itself_is_read_only(store, tmp_path):
@@ -177,7 +178,7 @@ def test_cli_formats_errors_and_all_documents(store, tmp_path, capsys):
     text = capsys.readouterr().out.splitlines()
     assert text[0].split("|")[0].strip() == "region_quoted" and text[-1] == "(4 rows)"
     assert "NULL" in text[-2] and "1000" in text[2]
-    assert main(["sql", *out, "--json", DOC, sql]) == 0
+    assert main(["sql", DOC, "--json", *out, sql]) == 0  # options may follow DOC_ID
     rows = json.loads(capsys.readouterr().out)
     assert rows[0] == {"region_quoted": "North'; DELETE FROM x; --", "sales_m_2023": 1000}
     assert main(["sql", *out, "--csv", DOC, sql]) == 0

@@ -15,6 +15,22 @@ from pathlib import Path
 from typing import Any
 
 
+class _Intermixed(argparse.ArgumentParser):
+    """Options may come after DOC_ID (`sql DOC --json "..."`): plain argparse would bind both
+    optional positionals to the first word and reject the query as unrecognised."""
+
+    _busy = False
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def, override]
+        if self._busy:  # parse_known_intermixed_args calls back here for its two passes
+            return super().parse_known_args(args, namespace)
+        self._busy = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._busy = False
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "sql",
@@ -32,6 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--store", type=Path, help="local output folder (default: TABLESIGHT_STORAGE_URL)")
     p.add_argument("--max-width", type=int, default=40, help="widest column in the human table (default 40)")
     p.set_defaults(func=run)
+    p.__class__ = _Intermixed  # subparsers build plain ArgumentParsers; this one parses intermixed
 
 
 def _jsonable(value: Any) -> Any:
@@ -60,7 +77,11 @@ def format_table(columns: list[str], rows: list[tuple[Any, ...]], max_width: int
     def fit(t: str, w: int) -> str:
         return t if len(t) <= w else t[: max(1, w - 1)] + "…"
 
-    numeric = [all(isinstance(r[i], (int, float)) or r[i] is None for r in rows) for i in range(len(columns))]
+    numeric = [
+        any(isinstance(r[i], (int, float)) for r in rows)
+        and all(isinstance(r[i], (int, float)) or r[i] is None for r in rows)
+        for i in range(len(columns))
+    ]
     lines = [" | ".join(fit(c, w).ljust(w) for c, w in zip(columns, widths))]
     lines.append("-+-".join("-" * w for w in widths))
     for row in cells:

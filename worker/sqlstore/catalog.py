@@ -157,7 +157,9 @@ def _httpfs(con: Any, storage: Any) -> bool:
     except Exception as exc:  # not installed (offline node): the Storage reader takes over
         logger.debug("httpfs not available: %s", _first_line(exc))
         return False
-    creds = storage.client._request_signer._credentials  # the same credential chain boto3 resolved
+    import boto3
+
+    creds = boto3.session.Session().get_credentials()  # the chain the store's own client resolves
     frozen = creds.get_frozen_credentials() if creds is not None else None
     parts = ["TYPE s3"]
     if frozen is not None:
@@ -268,13 +270,13 @@ def _build(con: Any, storage: Storage, reader: str, views: list[ViewInfo], per_d
     }
     tables = pa.table(
         {
-            "doc_id": [v.doc_id for v in views],
-            "table_id": [v.table_id for v in views],
-            "view": [view_names[v.table_id, v.doc_id] for v in views],
-            "caption": [v.caption for v in views],
+            "doc_id": pa.array([v.doc_id for v in views], type=pa.string()),
+            "table_id": pa.array([v.table_id for v in views], type=pa.string()),
+            "view": pa.array([view_names[v.table_id, v.doc_id] for v in views], type=pa.string()),
+            "caption": pa.array([v.caption for v in views], type=pa.string()),
             "pages": pa.array([v.pages for v in views], type=pa.list_(pa.int64())),
             "n_rows": pa.array([v.n_rows for v in views], type=pa.int64()),
-            "description": [v.description for v in views],
+            "description": pa.array([v.description for v in views], type=pa.string()),
         }
     )
     cols = [(v, c) for v in views for c in v.columns]
