@@ -224,6 +224,12 @@ def test_numeric_only_when_nearly_all_non_null_cells_parse():
     assert t.values("value")[-2:] == ["about 3", "many"]
 
 
+def test_a_closing_full_width_row_is_kept():
+    t = typed_table(grid([["Item", "Qty"], ["a", "1"], ["b", "2"], ["Source: survey", ""]], group_rows=(3,)))
+    assert t.values(GRID_ROW) == [1, 2, 3]
+    assert t.values(ROW_GROUP) == [None, None, "Source: survey"] and t.values("qty") == [1, 2, None]
+
+
 def test_no_value_is_lost():
     rows = [["Label", "A", "B"], ["x1", "1,0", "(3)†"], ["x2", "n/a", "foo"], ["x3", "2", "4"], ["x4", "", "5"]]
     t = typed_table(grid(rows))

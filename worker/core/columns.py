@@ -6,7 +6,8 @@ path is kept beside it as metadata), numeric when nearly all its non-null cells 
 numbers (`worker.core.numbers`); such a column also keeps each cell's text in `<name>__text`
 and the footnote markers split off in `<name>__note`, so nothing printed is lost. Row-group
 labels (projected row headers, full-width section rows) become the `row_group` column, not
-rows; `grid_row` ties each row back to the grid (and the HTML).
+rows (a group label with no data row after it, such as a closing full-width row, is kept as a
+row with only `row_group` set); `grid_row` ties each row back to the grid (and the HTML).
 """
 
 from __future__ import annotations
@@ -214,6 +215,11 @@ def typed_table(
             if c == 0:
                 row_label = name
     out_rows = [[get(r, i) for get in getters] for i, r in enumerate(data)]
+    # group labels with no data row after them (a closing full-width row): kept as rows of their own
+    last = max((k for k, r in enumerate(rows) if r.kind == "data"), default=-1)
+    for r in rows[last + 1 :]:
+        if r.kind == "group" and r.group:
+            out_rows.append([r.row, PATH_SEP.join(r.group)] + [None] * (len(columns) - 2))
     return TypedTable(columns, out_rows, header_rows, row_label, caption)
 
 
