@@ -90,6 +90,22 @@ def test_every_table_gets_csv_parquet_schema_and_description(store):
     assert rows[4] == ["6", "Europe", "Closed", "", "–", "", "", "n/a"]
 
 
+def test_a_failed_export_costs_the_exports_not_the_table(tmp_path, monkeypatch, caplog):
+    import worker.exports
+
+    def broken(*args, **kwargs):
+        raise ValueError("no arrow today")
+
+    monkeypatch.setattr(worker.exports, "parquet_bytes", broken)
+    s = LocalStorage(tmp_path / "out")
+    entry = put_table(s, DOC, "p0001-t01", sales_grid(), "Caption")
+    assert set(entry["files"]) == {"png", "html", "json"}
+    assert not s.exists(f"{DOC}/tables/p0001-t01.csv")
+    record = s.get_json(entry["files"]["json"])
+    assert record["export_error"] == "ValueError: no arrow today" and record["grid"]["n_rows"] == 7
+    assert "exporting" in caplog.text
+
+
 def test_lookups_and_the_catalog(store):
     with open_sql_store(store, [DOC]) as db:
         res = db.query(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,7 +19,9 @@ from worker.core.columns import TypedTable, typed_from_serialisations
 from worker.core.describe import describe_table
 from worker.core.serialise import TableContext, grid_from_dict, serialisations
 from worker.core.types import TableGrid
-from worker.storage.base import Storage
+from worker.storage.base import Storage, StorageError
+
+logger = logging.getLogger(__name__)
 
 PARQUET_SCHEMA_KEY = b"tablesight.schema"
 EXPORT_SUFFIXES = {
@@ -94,15 +97,31 @@ def export_table(
     description = describe_table(typed, table_id=table_id, caption=caption, pages=pages, notes=notes, view=table_id)
     schema = typed.schema()
     keys = {name: key_base + suffix for name, (suffix, _) in EXPORT_SUFFIXES.items()}
-    storage.put_text(keys["csv"], csv_text(typed), EXPORT_SUFFIXES["csv"][1])
     extra = {"table_id": table_id, "caption": caption, "pages": list(pages)}
-    storage.put_bytes(keys["parquet"], parquet_bytes(typed, extra), EXPORT_SUFFIXES["parquet"][1])
+    data = parquet_bytes(typed, extra)  # both made before either is written: no half export
+    storage.put_text(keys["csv"], csv_text(typed), EXPORT_SUFFIXES["csv"][1])
+    storage.put_bytes(keys["parquet"], data, EXPORT_SUFFIXES["parquet"][1])
     return keys, schema, description
 
 
 def export_record(storage: Storage, key_base: str, record: dict[str, Any]) -> dict[str, str]:
     """Exports of a table record about to be stored: writes the files and adds `schema` and
-    `description` to the record; returns the keys written ({} for a record without a grid)."""
+    `description` to the record; returns the keys written ({} for a record without a grid).
+
+    A failure here costs the exports, not the table: it is logged and noted in the record as
+    `export_error` (storage errors still propagate, so the write is retried as a whole).
+    """
+    try:
+        return _export_record(storage, key_base, record)
+    except StorageError:
+        raise
+    except Exception as exc:  # the table itself is fine: keep it, say what is missing
+        logger.exception("exporting %s failed", key_base)
+        record["export_error"] = f"{type(exc).__name__}: {exc}"
+        return {}
+
+
+def _export_record(storage: Storage, key_base: str, record: dict[str, Any]) -> dict[str, str]:
     found = typed_of_record(record)
     if found is None:
         return {}
