@@ -13,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from worker.cli.sql import intermixed
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -28,6 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per table")
     p.add_argument("--store", type=Path, help="local output folder (default: TABLESIGHT_STORAGE_URL)")
     p.set_defaults(func=run)
+    intermixed(p)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -48,7 +48,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--store", type=Path, help="local output folder (default: TABLESIGHT_STORAGE_URL)")
     p.add_argument("--max-width", type=int, default=40, help="widest column in the human table (default 40)")
     p.set_defaults(func=run)
-    p.__class__ = _Intermixed  # subparsers build plain ArgumentParsers; this one parses intermixed
+    intermixed(p)
+
+
+def intermixed(parser: argparse.ArgumentParser) -> None:
+    """Let options follow the positionals of a subcommand (subparsers build plain parsers)."""
+    parser.__class__ = _Intermixed
 
 
 def _jsonable(value: Any) -> Any:

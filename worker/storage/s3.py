@@ -137,13 +137,21 @@ class S3Storage(Storage):
                 names += [p["Prefix"][len(self.prefix) :].rstrip("/") for p in page.get("CommonPrefixes", [])]
         except Exception as exc:
             raise _storage_error(exc, f"cannot list {self._url(self.prefix)}") from exc
-        return sorted(n for n in names if self.exists(f"{n}/manifest.json"))
+        return sorted(n for n in names if _valid_name(n) and self.exists(f"{n}/manifest.json"))
 
     def location(self, key: str) -> str:
         return self._url(self._key(key))
 
     def _url(self, full_key: str) -> str:
         return f"s3://{self.bucket}/{full_key}"
+
+
+def _valid_name(name: str) -> bool:
+    try:
+        validate_key(name)
+        return "/" not in name
+    except StorageError:
+        return False
 
 
 def _code(exc: BaseException) -> str:
