@@ -81,6 +81,7 @@ def test_multi_page_pdf_through_s3(s3_cluster, tmp_path):
     assert [k for k in keys if k.startswith(f"{doc}/pages/")] == [f"{doc}/pages/{p:04d}.json" for p in (1, 2, 3)]
     for t in manifest["tables"]:
         assert set(t["files"].values()) <= set(keys)
+        assert {"csv", "parquet"} <= set(t["files"])  # the queue path exports tables as extract does
     assert store.get_json(f"{doc}/manifest.json") == manifest
     assert store.get_bytes(f"{doc}/source/input.bin") == pdf.read_bytes()
     # nothing outside the prefix

@@ -24,6 +24,7 @@ from worker.core.serialise import (
     serialisations,
 )
 from worker.core.types import TableGrid
+from worker.exports import export_record
 from worker.storage.base import Storage, StorageError
 
 logger = logging.getLogger(__name__)
@@ -145,6 +146,7 @@ def _attach(manifest: dict[str, Any], storage: Storage, tolerance: float) -> dic
         storage.put_text(files["md"], table.serialisations["markdown"] + "\n", "text/markdown; charset=utf-8")
         storage.put_text(files["rows"], rows_text(table.serialisations))
         storage.put_text(files["html"], grid_to_html(table.grid) + "\n", "text/html; charset=utf-8")
+        files.update(export_record(storage, logical_key(doc_id, table.table_id, ""), record))
         storage.put_json(files["json"], record)
         for i, tid in enumerate(chain):
             note = {

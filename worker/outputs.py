@@ -22,6 +22,7 @@ from worker.core.detections import TableBox
 from worker.core.replay import payload
 from worker.core.serialise import TableContext, rows_text, serialisations
 from worker.core.types import StructureObject, TableGrid, Word
+from worker.exports import export_record
 from worker.storage.base import Storage
 from worker.timestamps import utc_now_iso
 
@@ -114,8 +115,9 @@ def manifest_entry(record: TableRecord, keys: dict[str, str]) -> TableEntry:
 
 
 def write_table(storage: Storage, crop: Image.Image, html: str, record: TableRecord) -> dict[str, str]:
-    """Write crop, HTML, serialisation texts (`TEXT_FILES`) and JSON of one table; the JSON goes
-    last so its presence means complete. Returns the keys written, by file kind."""
+    """Write crop, HTML, serialisation texts (`TEXT_FILES`), CSV and Parquet (`worker.exports`,
+    which also adds `schema` and `description` to the record) and JSON of one table; the JSON
+    goes last so its presence means complete. Returns the keys written, by file kind."""
     doc_id, tid, ser = record.doc_id, record.table_id, record.serialisations
     texts = {"md": ser.markdown + "\n", "rows": rows_text(ser.model_dump())}
     buf = io.BytesIO()
@@ -131,7 +133,9 @@ def write_table(storage: Storage, crop: Image.Image, html: str, record: TableRec
         suffix, content_type = TEXT_FILES[name]
         keys[name] = table_key(doc_id, tid, suffix)
         storage.put_text(keys[name], text, content_type)
-    storage.put_json(keys["json"], record.dump())
+    stored = record.dump()
+    keys.update(export_record(storage, table_key(doc_id, tid, ""), stored))  # adds schema, description
+    storage.put_json(keys["json"], TableRecord.model_validate(stored).dump())
     return keys
 
 

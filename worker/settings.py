@@ -276,6 +276,23 @@ class Settings(BaseSettings):
         "builds; default: ~/.cache/tablesight/bench",
     )
 
+    # --- dataset-sized tables: SQL store, descriptions, summaries (worker.sqlstore, worker.summary) ---
+    chunk_table_max_rows: int = Field(
+        200,
+        ge=0,
+        description="`tablesight chunks`: a table with more data rows than this gives one description "
+        "chunk pointing to its SQL view instead of row chunks; 0 = never",
+    )
+    sql_s3_reader: Literal["auto", "httpfs", "storage"] = Field(
+        "auto",
+        description="how `tablesight sql` reads Parquet on s3://: httpfs (DuckDB's extension, when installed "
+        "on the node), storage (DuckDB's reader over tablesight's own S3 client; works offline), auto = httpfs "
+        "if installed, else storage",
+    )
+    summary_max_tokens: int = Field(
+        300, ge=16, description="longest LLM table summary, in tokens (`tablesight describe --summarise`)"
+    )
+
     log_level: str = Field("INFO", description="DEBUG, INFO, WARNING or ERROR")
 
     @field_validator("s3_endpoint_url", "models_dir", "result_backend", mode="before")

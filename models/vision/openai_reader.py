@@ -96,7 +96,19 @@ class OpenAIReader:
         }
 
     def read(self, image: Image.Image, prompt: str, *, deadline: float | None = None) -> VisionAnswer:
-        body = json.dumps(self.request_body(image, prompt)).encode("utf-8")
+        return self._chat(json.dumps(self.request_body(image, prompt)).encode("utf-8"), deadline)
+
+    def complete(self, prompt: str, *, max_tokens: int | None = None, deadline: float | None = None) -> VisionAnswer:
+        """A text-only chat completion on the same server, with the same retries (table summaries)."""
+        body = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "max_tokens": max_tokens or self.max_tokens,
+            "temperature": self.temperature,
+        }
+        return self._chat(json.dumps(body).encode("utf-8"), deadline)
+
+    def _chat(self, body: bytes, deadline: float | None) -> VisionAnswer:
         last = ""
         for attempt in range(1, self.retries + 2):
             timeout = self.timeout

@@ -3,6 +3,9 @@
 Reads a finished document from storage; tables continued across pages come out once, merged.
 Each line holds the table id (a merged table's is `<first>-to-<last>`), its parts, pages,
 grid row range, the text to embed (description + labelled rows) and the HTML to show.
+A table with more data rows than TABLESIGHT_CHUNK_TABLE_MAX_ROWS gives one chunk instead:
+its description (`kind: table_description`, with its LLM summary when one is stored), with
+`view` naming the SQL view (`tablesight sql`) that answers questions on it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help="count tokens with this local transformers tokenizer (hub id in the local cache, or a "
         "folder); default: a built-in approximation (worker.core.chunks.approx_tokens)",
+    )
+    p.add_argument(
+        "--max-rows",
+        type=int,
+        help="a table with more data rows gives one description chunk pointing to its SQL view "
+        "(default: TABLESIGHT_CHUNK_TABLE_MAX_ROWS; 0 = never)",
     )
     p.add_argument("--store", type=Path, help="local output folder (default: TABLESIGHT_STORAGE_URL)")
     p.add_argument("--out", type=Path, help="write the JSON lines here instead of stdout")
@@ -72,15 +81,24 @@ def _local(name: str) -> bool:
         return False
 
 
-def document_chunks(storage: Any, doc_id: str, max_tokens: int, count: Any) -> list[dict[str, Any]]:
-    """Every chunk of a stored document, tables in page order, merged tables once."""
-    from worker.core.chunks import chunk_table
+def document_chunks(storage: Any, doc_id: str, max_tokens: int, count: Any, max_rows: int = 0) -> list[dict[str, Any]]:
+    """Every chunk of a stored document, tables in page order, merged tables once; a table with
+    more than `max_rows` data rows (when > 0) gives one description chunk instead of its rows."""
+    from worker.core.chunks import chunk_table, data_rows, description_chunk
     from worker.logical_tables import iter_logical_tables
     from worker.outputs import manifest_key
+    from worker.summary import table_description
 
     manifest = storage.get_json(manifest_key(doc_id))
     out = []
     for table in iter_logical_tables(storage, manifest):
+        if max_rows > 0 and data_rows(table.serialisations) > max_rows:
+            text = table_description(storage, doc_id, table)
+            chunk = description_chunk(
+                table.grid, table.serialisations, text, count, table_id=table.table_id, pages=table.pages
+            )
+            out.append({"doc_id": doc_id, **chunk, "parts": table.parts})
+            continue
         for chunk in chunk_table(
             table.grid,
             table.serialisations,
@@ -111,7 +129,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     storage = storage_for(settings, args.store)
     try:
-        chunks = document_chunks(storage, args.doc_id, max_tokens, count)
+        max_rows = settings.chunk_table_max_rows if args.max_rows is None else args.max_rows
+        chunks = document_chunks(storage, args.doc_id, max_tokens, count, max_rows)
     except KeyError as exc:
         print(f"error: {args.doc_id}: not found in {storage.location(args.doc_id)} ({exc})", file=sys.stderr)
         return 1
@@ -124,9 +143,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     over = sum(1 for c in chunks if "over_budget" in c["flags"])
+    described = sum(1 for c in chunks if c.get("kind") == "table_description")
     print(
         f"{len(chunks)} chunk(s) from {len({c['table_id'] for c in chunks})} table(s)"
-        + (f", {over} over the budget" if over else ""),
+        + (f", {over} over the budget" if over else "")
+        + (f", {described} large table(s) as one description chunk each" if described else ""),
         file=sys.stderr,
     )
     return 0

@@ -24,6 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--json", type=Path, dest="json_out", help="also write the full results here")
     o.set_defaults(func=run_oracle)
     add_probes_parser(esub)
+    add_sql_parser(esub)
 
 
 def run_oracle(args: argparse.Namespace) -> int:
@@ -75,6 +76,41 @@ def run_probes(args: argparse.Namespace) -> int:
     levels = args.levels.split(",") if args.levels else list(LEVEL_NAMES)
     try:
         results = run_probes_eval(args.data, levels, args.seed, args.max_tokens, limit=args.limit)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(format_table(results))
+    if args.json_out:
+        args.json_out.write_text(json.dumps(results, indent=1, ensure_ascii=False))
+    return 0
+
+
+def add_sql_parser(esub: argparse._SubParsersAction) -> None:
+    p = esub.add_parser(
+        "sql",
+        help="SQL lookups and aggregates on the store: exact answers from labels",
+        description="Export each rebuilt ground-truth table to Parquet, open the read-only SQL store, "
+        "ask for each body cell by its row label and column header path, and compare count and sum "
+        "of each numeric column with the ground truth's; with oracle and noisy structure.",
+    )
+    p.add_argument("--data", type=Path, required=True, help="folder holding <set>/gt.jsonl")
+    p.add_argument("--levels", default=None, help="comma-separated noise levels (default: all)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limit", type=int, help="at most this many tables (for a quick look)")
+    p.add_argument("--json", type=Path, dest="json_out", help="also write the full results here")
+    p.set_defaults(func=run_sql)
+
+
+def run_sql(args: argparse.Namespace) -> int:
+    from worker.evaluation.noise import LEVEL_NAMES
+    from worker.evaluation.sql_eval import format_table, run_sql_eval
+
+    if not args.data.is_dir():
+        print(f"error: {args.data}: no such folder", file=sys.stderr)
+        return 1
+    levels = args.levels.split(",") if args.levels else list(LEVEL_NAMES)
+    try:
+        results = run_sql_eval(args.data, levels, args.seed, limit=args.limit)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

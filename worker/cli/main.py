@@ -11,6 +11,7 @@ from worker.cli import (
     bench,
     chunks,
     demo,
+    describe,
     enqueue,
     evaluate,
     extract,
@@ -21,6 +22,7 @@ from worker.cli import (
     result,
     schema,
     settings_cmd,
+    sql,
     status,
     worker_cmd,
 )
@@ -42,6 +44,8 @@ COMMANDS = [
     chunks,
     bench,
     schema,
+    sql,
+    describe,
 ]
 
 

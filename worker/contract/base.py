@@ -20,7 +20,7 @@ class Contract(BaseModel):
     to a file only when they apply (a table's `continuation`, a manifest's `job_id`).
     """
 
-    model_config = ConfigDict(extra="forbid", use_enum_values=True)
+    model_config = ConfigDict(extra="forbid", use_enum_values=True, validate_by_name=True, validate_by_alias=True)
     OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset()
 
     @model_serializer(mode="wrap")
@@ -33,4 +33,4 @@ class Contract(BaseModel):
 
     def dump(self) -> dict[str, Any]:
         """The JSON object stored on disk, keys in declaration order."""
-        return self.model_dump(mode="json")
+        return self.model_dump(mode="json", by_alias=True)

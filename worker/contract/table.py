@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -132,6 +132,16 @@ class ReplayPayload(Contract):
     image: str | None = None
 
 
+class ColumnSchema(Contract):
+    """The typed columns of a table's CSV and Parquet exports (and its SQL view)."""
+
+    version: int
+    n_rows: int
+    header_rows: int
+    row_label_column: str | None
+    columns: list[dict[str, Any]]
+
+
 class ContinuationRecord(Contract):
     logical_table: str
     continues: str | None
@@ -141,7 +151,7 @@ class ContinuationRecord(Contract):
 class TableRecord(Contract):
     """One detected table: where it is, its grid, why it may be hard, text for retrieval, replay."""
 
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"continuation"})
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"continuation", "schema", "description", "export_error"})
 
     schema_version: int = SCHEMA_VERSION
     doc_id: str
@@ -160,3 +170,7 @@ class TableRecord(Contract):
     serialisations: Serialisations
     structure: ReplayPayload
     continuation: ContinuationRecord | None = None
+    # the typed column view behind the CSV and Parquet exports, and the table's retrieval text
+    column_schema: ColumnSchema | None = Field(None, alias="schema")
+    description: str | None = None
+    export_error: str | None = None  # why the exports are missing, when they failed

@@ -196,3 +196,43 @@ def chunk_table(
             }
         )
     return out
+
+
+def description_chunk(
+    grid: TableGrid,
+    ser: dict[str, Any],
+    description: str,
+    count: TokenCounter = approx_tokens,
+    *,
+    table_id: str = "",
+    pages: list[int] | None = None,
+    view: str = "",
+) -> dict[str, Any]:
+    """The one chunk of a dataset-sized table: its description (what it holds, which rows,
+    which columns) to embed, pointing to the store view that answers questions on it; the
+    HTML is the header alone. Same fields as `chunk_table`'s chunks, plus `kind` and `view`."""
+    pages = list(pages if pages is not None else ser.get("pages") or [])
+    body = [r for r in ser["rows"] if r["kind"] != "header"]
+    first, last = (body[0]["row"], body[-1]["row"]) if body else (-1, -1)
+    header_rows = int(ser.get("header_rows", 0))
+    tokens = count(description)
+    return {
+        "table_id": table_id,
+        "chunk": 0,
+        "n_chunks": 1,
+        "page": pages[0] if pages else None,
+        "pages": pages,
+        "row_range": [first, last],
+        "n_rows": sum(1 for r in ser["rows"] if r["kind"] == "data"),
+        "tokens": tokens,
+        "flags": ["table_description"],
+        "text": description,
+        "html": grid_to_html(grid_slice(grid, header_rows, grid.n_rows, grid.n_rows - 1)),
+        "kind": "table_description",
+        "view": view or table_id,
+    }
+
+
+def data_rows(ser: dict[str, Any]) -> int:
+    """Body rows holding values (what the row threshold of `tablesight chunks` counts)."""
+    return sum(1 for r in ser["rows"] if r["kind"] == "data")

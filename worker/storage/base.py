@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import re
 from abc import ABC, abstractmethod
@@ -46,6 +47,10 @@ class Storage(ABC):
     @abstractmethod
     def list(self, prefix: str) -> list[str]:
         """Keys under `prefix/`, sorted."""
+
+    def documents(self) -> builtins.list[str]:
+        """Top-level names that hold a `manifest.json` (every stored document), sorted."""
+        raise StorageError(f"{type(self).__name__} cannot list documents")
 
     @abstractmethod
     def location(self, key: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 import tempfile
 from pathlib import Path
@@ -51,5 +52,18 @@ class LocalStorage(Storage):
             str(p.relative_to(self.root)) for p in base.rglob("*") if p.is_file() and not p.name.startswith(".")
         )
 
+    def documents(self) -> builtins.list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p.parent.name for p in self.root.glob("*/manifest.json") if _valid(p.parent.name))
+
     def location(self, key: str) -> str:
         return str(self._path(key))
+
+
+def _valid(name: str) -> bool:
+    try:
+        validate_key(name)
+        return True
+    except StorageError:
+        return False

@@ -12,6 +12,7 @@ connection failures; permanent for a missing bucket, denied access or bad creden
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 from typing import Any
@@ -127,11 +128,31 @@ class S3Storage(Storage):
             raise _storage_error(exc, f"cannot list {self._url(base)}") from exc
         return sorted(keys)
 
+    def documents(self) -> builtins.list[str]:
+        names: list[str] = []
+        try:
+            pages = self.client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=self.prefix, Delimiter="/"
+            )
+            for page in pages:
+                names += [p["Prefix"][len(self.prefix) :].rstrip("/") for p in page.get("CommonPrefixes", [])]
+        except Exception as exc:
+            raise _storage_error(exc, f"cannot list {self._url(self.prefix)}") from exc
+        return sorted(n for n in names if _valid_name(n) and self.exists(f"{n}/manifest.json"))
+
     def location(self, key: str) -> str:
         return self._url(self._key(key))
 
     def _url(self, full_key: str) -> str:
         return f"s3://{self.bucket}/{full_key}"
+
+
+def _valid_name(name: str) -> bool:
+    try:
+        validate_key(name)
+        return "/" not in name
+    except StorageError:
+        return False
 
 
 def _code(exc: BaseException) -> str:
