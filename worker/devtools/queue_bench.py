@@ -150,7 +150,12 @@ def _delta(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         "net_input_bytes": int(b["total_net_input_bytes"]) - int(a["total_net_input_bytes"]) - a["_sent"],
         "net_output_bytes": int(b["total_net_output_bytes"]) - int(a["total_net_output_bytes"]) - a["_received"],
         "used_memory": int(b["used_memory"]) - int(a["used_memory"]),
+        "cpu_s": _cpu(b) - _cpu(a),
     }
+
+
+def _cpu(info: dict[str, Any]) -> float:
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
 def _free_port() -> int:
@@ -169,6 +174,7 @@ class _Server:
         self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         _wait(lambda: _pings(self.port), 20, "redis-server")
         self.conn = _Redis(self.port)
+        self.empty = self.conn.info()  # an empty server with one client: what expiry returns to
 
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
@@ -342,6 +348,7 @@ def _one_run(
         **{k[len("TABLESIGHT_") :].lower(): v for k, v in env.items() if k.startswith("TABLESIGHT_")},
     )
     store = Path(settings.storage_url)
+    backlog = _backlog(server, settings)
     workers = [_Worker(f"qb{n_workers}-{i}@bench", env, folder) for i in range(n_workers)]
     client = JobClient(settings)
     try:
@@ -404,11 +411,13 @@ def _one_run(
             "by_command_per_page": {k: round(v / pages, 2) for k, v in batch["by_command"].items()},
             "net_input_bytes_per_page": round(batch["net_input_bytes"] / pages),
             "net_output_bytes_per_page": round(batch["net_output_bytes"] / pages),
+            "cpu_ms_per_page": round(batch["cpu_s"] * 1000 / pages, 3),
             "idle_commands_per_s": round(idle_rate, 1),
             "idle_commands_in_batch_est": round(idle_rate * wall),
             "used_memory_before": int(before["used_memory"]),
             "memory_per_job_bytes": round(batch["used_memory"] / options.docs),
             "keys_after": _dbsize(after),
+            "backlog_bytes_per_page_task": backlog,
         },
         "worker_peak_rss_mib": {
             "main": round(max(r["main"] for r in rss) / 1024, 1),
@@ -416,6 +425,29 @@ def _one_run(
         },
         "counts": counts,
     }
+
+
+def _backlog(server: _Server, settings: Any, n: int = 500) -> int:
+    """Redis memory per waiting page task: `n` page-task messages sent as the document task sends
+    them, to the list named after the queue, with no worker running; then removed again."""
+    from worker.queue.app import PAGES_TASK, make_app
+
+    app = make_app(settings)
+    before = server.conn.info()
+    try:
+        with app.producer_pool.acquire(block=True) as producer:
+            for i in range(n):
+                app.send_task(
+                    PAGES_TASK, args=("0" * 32, [i + 1]), task_id=f"{'0' * 32}.p{i + 1:04d}", producer=producer
+                )
+        waiting = server.conn.call("LLEN", settings.queue_pages)
+        after = server.conn.info()
+    finally:
+        server.conn.call("DEL", settings.queue_pages)
+        app.close()
+    if waiting != n:
+        raise RuntimeError(f"sent {n} page tasks but the `{settings.queue_pages}` list holds {waiting}")
+    return round((int(after["used_memory"]) - int(before["used_memory"])) / n)
 
 
 def _dbsize(info: dict[str, Any]) -> int:
@@ -467,7 +499,8 @@ def _measure_expiry(servers: list[_Server], runs: list[dict[str, Any]], log: Cal
         info = s.conn.info()
         r["redis"]["job_keys_after_expiry"] = left(s)
         r["redis"]["keys_after_expiry"] = _dbsize(info)
-        r["redis"]["used_memory_after_expiry_delta"] = int(info["used_memory"]) - r["redis"]["used_memory_before"]
+        # against the same server when it was new and empty (one client, as now)
+        r["redis"]["used_memory_after_expiry_delta"] = int(info["used_memory"]) - int(s.empty["used_memory"])
         r["redis"]["expiry_wait_s"] = round(time.monotonic() - t0, 1)
 
 
@@ -478,7 +511,8 @@ def format_queue_report(report: dict[str, Any]) -> str:
         f"queue bench: {c['docs']} docs x {c['pages_per_doc']} pages per worker count, stand-in pages "
         f"(no model work), {c['cpus']} CPUs, load average after {c['load_average_after'][0]:.1f}",
         f"{'workers':>7} {'pages/s':>8} {'p50 s':>7} {'p99 s':>7} {'cmd/page':>8} {'in B/pg':>8} {'out B/pg':>8} "
-        f"{'idle cmd/s':>10} {'mem/job':>8} {'after TTL':>9} {'lost':>4} {'dup fin':>7} {'runs':>5} {'RSS MiB':>9}",
+        f"{'cpu ms/pg':>9} {'idle cmd/s':>10} {'mem/job':>8} {'after TTL':>9} {'lost':>4} {'dup fin':>7} "
+        f"{'runs':>5} {'RSS MiB':>9}",
     ]
     for r in report["runs"]:
         red, n = r["redis"], r["counts"]
@@ -486,16 +520,22 @@ def format_queue_report(report: dict[str, Any]) -> str:
         lines.append(
             f"{r['workers']:>7} {r['pages_per_s']:>8.1f} {r['latency_s']['p50']:>7.2f} {r['latency_s']['p99']:>7.2f} "
             f"{red['commands_per_page']:>8.1f} {red['net_input_bytes_per_page']:>8} "
-            f"{red['net_output_bytes_per_page']:>8} {red['idle_commands_per_s']:>10.1f} "
+            f"{red['net_output_bytes_per_page']:>8} {red['cpu_ms_per_page']:>9.3f} {red['idle_commands_per_s']:>10.1f} "
             f"{red['memory_per_job_bytes']:>8} {'-' if after is None else after:>9} {n['pages_lost']:>4} "
             f"{n['duplicate_finalisations']:>7} {n['page_task_runs']:>5} "
             f"{r['worker_peak_rss_mib']['main']:>4.0f}+{r['worker_peak_rss_mib']['child']:<4.0f}"
         )
     lines.append(
-        "mem/job: Redis used_memory growth per finished job (bytes); after TTL: used_memory once the "
-        "job keys expired, against before the batch; runs: page-task executions (= pages when none "
-        "ran twice); RSS: peak of a worker's main + pool process"
+        "cpu ms/pg: redis-server CPU time per page; mem/job: Redis used_memory growth per finished job "
+        "(bytes); after TTL: used_memory once the job keys expired, against the new empty server; "
+        "runs: page-task executions (= pages when none ran twice); RSS: peak of a worker's main + pool process"
     )
+    if report["runs"]:
+        r = report["runs"][-1]
+        lines.append(
+            f"a waiting page task holds {r['redis']['backlog_bytes_per_page_task']} bytes of Redis memory; "
+            f"enqueueing {r['docs']} documents took {r['enqueue_s']:.2f} s"
+        )
     top = report["runs"][-1]["redis"]["by_command_per_page"] if report["runs"] else {}
     if top:
         lines.append("commands per page (last run): " + ", ".join(f"{k} {v}" for k, v in list(top.items())[:12]))
