@@ -386,6 +386,7 @@ def _one_run(
             finished.append(created + m["wall_seconds"])
             latencies.append(created + m["wall_seconds"] - t)
         counts = _counts(client, workers, enqueued, options.pages)
+        job_keys, persistent = _job_keys(server)
         rss = [w.peak_rss_kib() for w in workers]
     finally:
         client.close()
@@ -417,6 +418,8 @@ def _one_run(
             "used_memory_before": int(before["used_memory"]),
             "memory_per_job_bytes": round(batch["used_memory"] / options.docs),
             "keys_after": _dbsize(after),
+            "job_keys_after": job_keys,
+            "job_keys_without_ttl": persistent,  # 0: every job key expires, so job memory comes back
             "backlog_bytes_per_page_task": backlog,
         },
         "worker_peak_rss_mib": {
@@ -448,6 +451,21 @@ def _backlog(server: _Server, settings: Any, n: int = 500) -> int:
     if waiting != n:
         raise RuntimeError(f"sent {n} page tasks but the `{settings.queue_pages}` list holds {waiting}")
     return round((int(after["used_memory"]) - int(before["used_memory"])) / n)
+
+
+def _scan(server: _Server, pattern: str) -> list[str]:
+    cursor, keys = "0", []
+    while True:
+        cursor, batch = server.conn.call("SCAN", cursor, "MATCH", pattern, "COUNT", "1000")
+        keys += batch
+        if cursor == "0":
+            return keys
+
+
+def _job_keys(server: _Server) -> tuple[int, int]:
+    """Job-state keys in Redis, and how many of them have no TTL."""
+    keys = _scan(server, f"{_PREFIX}:*")
+    return len(keys), sum(1 for k in keys if server.conn.call("TTL", k) == -1)
 
 
 def _dbsize(info: dict[str, Any]) -> int:
@@ -483,12 +501,7 @@ def _measure_expiry(servers: list[_Server], runs: list[dict[str, Any]], log: Cal
     log(f"waiting for the job TTL ({ttl} s) to pass")
 
     def left(s: _Server) -> int:
-        cursor, n = "0", 0
-        while True:
-            cursor, keys = s.conn.call("SCAN", cursor, "MATCH", f"{_PREFIX}:*", "COUNT", "1000")
-            n += len(keys)
-            if cursor == "0":
-                return n
+        return len(_scan(s, f"{_PREFIX}:*"))
 
     t0 = time.monotonic()
     try:
