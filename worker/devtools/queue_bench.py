@@ -514,6 +514,10 @@ def _measure_expiry(servers: list[_Server], runs: list[dict[str, Any]], log: Cal
         r["redis"]["keys_after_expiry"] = _dbsize(info)
         # against the same server when it was new and empty (one client, as now)
         r["redis"]["used_memory_after_expiry_delta"] = int(info["used_memory"]) - int(s.empty["used_memory"])
+        # the keys' share of it (used_memory less the server's own overhead: buffers, dict tables, scripts)
+        r["redis"]["dataset_after_expiry_delta"] = int(info["used_memory_dataset"]) - int(
+            s.empty["used_memory_dataset"]
+        )
         r["redis"]["expiry_wait_s"] = round(time.monotonic() - t0, 1)
 
 
