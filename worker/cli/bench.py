@@ -39,6 +39,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--workers", default="1,2,4,8", metavar="W,...", help="queue: worker process counts to run (default 1,2,4,8)"
     )
     p.add_argument(
+        "--split-state",
+        action="store_true",
+        help="queue: job state on a second redis-server (TABLESIGHT_JOB_STATE_URL), measured apart from the broker",
+    )
+    p.add_argument(
         "--no-expiry",
         dest="expiry",
         action="store_false",
@@ -134,7 +139,9 @@ def run_queue(args: argparse.Namespace) -> int:
     if not workers or min(workers) < 1 or args.docs < 1 or pages < 1:
         print("error: --docs, --pages and every --workers count must be at least 1", file=sys.stderr)
         return 2
-    options = QueueBenchOptions(docs=args.docs, pages=pages, workers=workers, expiry=args.expiry, keep=args.keep)
+    options = QueueBenchOptions(
+        docs=args.docs, pages=pages, workers=workers, expiry=args.expiry, split_state=args.split_state, keep=args.keep
+    )
     try:
         report = run_queue_bench(options, log=lambda m: print(f"bench: {m}", file=sys.stderr))
     except (FileNotFoundError, TimeoutError, RuntimeError) as exc:

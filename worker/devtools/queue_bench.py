@@ -58,6 +58,7 @@ class QueueBenchOptions:
     pages: int = 4
     workers: tuple[int, ...] = (1, 2, 4, 8)
     expiry: bool = True  # wait out the job TTL and measure what is left in Redis
+    split_state: bool = False  # job state on a second redis-server (TABLESIGHT_JOB_STATE_URL)
     redis_server: str | None = None
     keep: Path | None = None  # keep the logs and the stores here
     timeout: float = 600.0  # seconds a batch may take
@@ -290,15 +291,20 @@ def run_queue_bench(options: QueueBenchOptions, log: Callable[[str], None] = lam
     root = Path(tempfile.mkdtemp(prefix="tablesight-queue-bench-"))
     runs: list[dict[str, Any]] = []
     servers: list[_Server] = []
+    state_servers: list[_Server] = []  # where the job keys live: the broker's server unless split
     try:
         for n_workers in options.workers:
             folder = root / f"w{n_workers}"
             server = _Server(binary, folder / "redis")
             servers.append(server)
-            log(f"{n_workers} worker(s): redis on port {server.port}")
-            runs.append(_one_run(options, n_workers, server, folder, seed=len(runs), log=log))
+            state = _Server(binary, folder / "redis-state") if options.split_state else None
+            if state is not None:
+                servers.append(state)
+            state_servers.append(state or server)
+            log(f"{n_workers} worker(s): redis on port {server.port}" + (f", state on {state.port}" if state else ""))
+            runs.append(_one_run(options, n_workers, server, folder, seed=len(runs), log=log, state=state))
         if options.expiry:
-            _measure_expiry(servers, runs, log)
+            _measure_expiry(state_servers, runs, log)
     finally:
         for s in servers:
             s.stop()
@@ -310,17 +316,18 @@ def run_queue_bench(options: QueueBenchOptions, log: Callable[[str], None] = lam
             "docs": options.docs,
             "pages_per_doc": options.pages,
             "workers": list(options.workers),
+            "split_state": options.split_state,
             "settings": {k: v for k, v in BENCH_SETTINGS.items()},
             "cpus": os.cpu_count(),
             "load_average_after": list(os.getloadavg()),
             "command": f"tablesight bench queue --docs {options.docs} --pages {options.pages} "
-            f"--workers {','.join(map(str, options.workers))}",
+            f"--workers {','.join(map(str, options.workers))}" + (" --split-state" if options.split_state else ""),
         },
         "runs": runs,
     }
 
 
-def _env(server: _Server, folder: Path) -> dict[str, str]:
+def _env(server: _Server, folder: Path, state: _Server | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TABLESIGHT_")}
     env.update(
         {
@@ -331,18 +338,26 @@ def _env(server: _Server, folder: Path) -> dict[str, str]:
         }
     )
     env.update({f"TABLESIGHT_{k.upper()}": str(v) for k, v in BENCH_SETTINGS.items()})
+    if state is not None:
+        env["TABLESIGHT_JOB_STATE_URL"] = state.url()
     return env
 
 
 def _one_run(
-    options: QueueBenchOptions, n_workers: int, server: _Server, folder: Path, seed: int, log: Callable[[str], None]
+    options: QueueBenchOptions,
+    n_workers: int,
+    server: _Server,
+    folder: Path,
+    seed: int,
+    log: Callable[[str], None],
+    state: _Server | None = None,
 ) -> dict[str, Any]:
     from worker.outputs import doc_id_for
     from worker.queue.client import JobClient
     from worker.queue.finish import job_manifest_key
     from worker.settings import Settings
 
-    env = _env(server, folder)
+    env = _env(server, folder, state)
     settings = Settings(
         _env_file=None,  # type: ignore[call-arg]
         **{k[len("TABLESIGHT_") :].lower(): v for k, v in env.items() if k.startswith("TABLESIGHT_")},
@@ -364,6 +379,7 @@ def _one_run(
 
         pdfs = [bench_pdf(1_000_000 * (seed + 1) + i, options.pages) for i in range(options.docs)]
         before = server.conn.info()
+        state_before = state.conn.info() if state is not None else None
         t0 = time.time()
         enqueued: dict[str, tuple[float, str]] = {}
         for i, pdf in enumerate(pdfs):
@@ -377,6 +393,7 @@ def _one_run(
         time.sleep(0.3)  # the state transition follows the manifest write
         after = server.conn.info()
         batch = _delta(before, after)
+        state_batch = _delta(state_before, state.conn.info()) if state is not None and state_before else None
         log(f"{n_workers} worker(s): {options.docs * options.pages} pages in {wall:.2f} s")
 
         finished, latencies = [], []
@@ -386,7 +403,7 @@ def _one_run(
             finished.append(created + m["wall_seconds"])
             latencies.append(created + m["wall_seconds"] - t)
         counts = _counts(client, workers, enqueued, options.pages)
-        job_keys, persistent = _job_keys(server)
+        job_keys, persistent = _job_keys(state or server)
         rss = [w.peak_rss_kib() for w in workers]
     finally:
         client.close()
@@ -422,11 +439,25 @@ def _one_run(
             "job_keys_without_ttl": persistent,  # 0: every job key expires, so job memory comes back
             "backlog_bytes_per_page_task": backlog,
         },
+        "state": None if state_batch is None else _figures(state_batch, pages, options.docs),
         "worker_peak_rss_mib": {
             "main": round(max(r["main"] for r in rss) / 1024, 1),
             "child": round(max(r["child"] for r in rss) / 1024, 1),
         },
         "counts": counts,
+    }
+
+
+def _figures(d: dict[str, Any], pages: int, docs: int) -> dict[str, Any]:
+    """Per-page and per-job figures of one server over the batch (the job-state server when split)."""
+    return {
+        "commands": d["commands"],
+        "commands_per_page": round(d["commands"] / pages, 1),
+        "by_command_per_page": {k: round(v / pages, 2) for k, v in d["by_command"].items()},
+        "net_input_bytes_per_page": round(d["net_input_bytes"] / pages),
+        "net_output_bytes_per_page": round(d["net_output_bytes"] / pages),
+        "cpu_ms_per_page": round(d["cpu_s"] * 1000 / pages, 3),
+        "memory_per_job_bytes": round(d["used_memory"] / docs),
     }
 
 
@@ -553,6 +584,15 @@ def format_queue_report(report: dict[str, Any]) -> str:
             f"a waiting page task holds {r['redis']['backlog_bytes_per_page_task']} bytes of Redis memory; "
             f"enqueueing {r['docs']} documents took {r['enqueue_s']:.2f} s"
         )
+    for r in report["runs"]:
+        st = r.get("state")
+        if st:
+            red = r["redis"]
+            lines.append(
+                f"  W={r['workers']} split: broker {red['commands_per_page']} cmd/page, {red['cpu_ms_per_page']:.3f} "
+                f"ms/page, {red['memory_per_job_bytes']} B/job | job state {st['commands_per_page']} cmd/page, "
+                f"{st['cpu_ms_per_page']:.3f} ms/page, {st['memory_per_job_bytes']} B/job"
+            )
     top = report["runs"][-1]["redis"]["by_command_per_page"] if report["runs"] else {}
     if top:
         lines.append("commands per page (last run): " + ", ".join(f"{k} {v}" for k, v in list(top.items())[:12]))
