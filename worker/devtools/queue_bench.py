@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 # Short limits so the bench's job keys and finaliser claims expire within about a minute.
-BENCH_SETTINGS = {
+BENCH_SETTINGS: dict[str, Any] = {
     "job_ttl_seconds": 60,
     "task_soft_time_limit": 10,
     "task_time_limit": 15,
@@ -358,10 +358,8 @@ def _one_run(
     from worker.settings import Settings
 
     env = _env(server, folder, state)
-    settings = Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        **{k[len("TABLESIGHT_") :].lower(): v for k, v in env.items() if k.startswith("TABLESIGHT_")},
-    )
+    values: dict[str, Any] = {k[len("TABLESIGHT_") :].lower(): v for k, v in env.items() if k.startswith("TABLESIGHT_")}
+    settings = Settings(_env_file=None, **values)  # type: ignore[call-arg]
     store = Path(settings.storage_url)
     backlog = _backlog(server, settings)
     workers = [_Worker(f"qb{n_workers}-{i}@bench", env, folder) for i in range(n_workers)]
@@ -370,7 +368,7 @@ def _one_run(
         _wait(lambda: all(w.ready() for w in workers), 120 + 15 * n_workers, f"{n_workers} worker(s) to start")
         # warm-up: every pool child has run a document and a page task before the clock starts
         warm = [client.enqueue(bench_pdf(10_000 * (seed + 1) + i, 1), name="warm-up") for i in range(2 * n_workers)]
-        _wait(lambda: all(client.state.get(j)["status"] == "complete" for j in warm), 120, "the warm-up jobs")
+        _wait(lambda: all((client.state.get(j) or {}).get("status") == "complete" for j in warm), 120, "the warm-up")
         time.sleep(1.0)
         idle_a = server.conn.info()
         time.sleep(2.0)
@@ -399,7 +397,7 @@ def _one_run(
         finished, latencies = [], []
         for j, (t, _) in enqueued.items():
             m = json.loads(paths[j].read_text())
-            created = float(client.state.get(j)["created_ts"])
+            created = float((client.state.get(j) or {})["created_ts"])
             finished.append(created + m["wall_seconds"])
             latencies.append(created + m["wall_seconds"] - t)
         counts = _counts(client, workers, enqueued, options.pages)
@@ -511,7 +509,7 @@ def _counts(client: Any, workers: list[_Worker], enqueued: dict[str, tuple[float
     finals = Counter(j for j, _ in _FINALISED.findall(text) if j in enqueued)
     runs = Counter((j, p) for j, p in _PAGE_RUN.findall(text) if j in enqueued)
     done = sum(len(client.state.done_pages(j)) for j in enqueued)
-    statuses = Counter(client.state.get(j)["status"] for j in enqueued)
+    statuses = Counter((client.state.get(j) or {}).get("status") for j in enqueued)
     return {
         "jobs": len(enqueued),
         "jobs_complete": statuses.get("complete", 0),
