@@ -293,6 +293,14 @@ class Settings(BaseSettings):
         300, ge=16, description="longest LLM table summary, in tokens (`tablesight describe --summarise`)"
     )
 
+    # --- queue bench (`tablesight bench queue`, worker.devtools.queue_bench) ---
+    bench_stand_in_pages: bool = Field(
+        False,
+        description="BENCH HOOK, never set in production: page tasks skip rendering and the "
+        "models and store an empty page record at once, so `tablesight bench queue` measures "
+        "the queue alone (broker, job state, finaliser)",
+    )
+
     log_level: str = Field("INFO", description="DEBUG, INFO, WARNING or ERROR")
 
     @field_validator("s3_endpoint_url", "models_dir", "result_backend", mode="before")

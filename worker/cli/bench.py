@@ -11,14 +11,44 @@ from pathlib import Path
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "bench",
-        help="measure pages/s of the pipeline against the naive loop",
+        help="measure pages/s of the pipeline against the naive loop (or of the queue: bench queue)",
         description="Run the pipeline and the naive loop (page by page, batch 1, fp32, no overlap) "
         "on the same pages and models, interleaved, and report pages/s, seconds per "
         "stage, peak memory and whether their outputs are identical (exit 1 if any HTML "
         "differs or JSON differs beyond raw-model-number noise; on GPU, HALF_PRECISION's "
-        "bf16 may do that with real weights).",
+        "bf16 may do that with real weights). `tablesight bench queue` instead measures the queue "
+        "itself: a real redis-server and 1..W real worker processes with stand-in pages (no model "
+        "work): pages/s, enqueue-to-done latency, Redis commands, bytes and memory per page and job, "
+        "and counts of lost pages and duplicate finalisations (exit 1 if any).",
     )
-    p.add_argument("--pages", type=int, default=6, help="generated scanned pages, 1-2 tables each (default 6)")
+    p.add_argument(
+        "mode",
+        nargs="?",
+        choices=("pipeline", "queue"),
+        default="pipeline",
+        help="pipeline (default): the pipeline against the naive loop; queue: the queue's own cost",
+    )
+    p.add_argument(
+        "--pages",
+        type=int,
+        default=None,
+        help="pipeline: generated scanned pages, 1-2 tables each (default 6); queue: pages per document (default 4)",
+    )
+    p.add_argument("--docs", type=int, default=50, help="queue: documents per worker count (default 50)")
+    p.add_argument(
+        "--workers", default="1,2,4,8", metavar="W,...", help="queue: worker process counts to run (default 1,2,4,8)"
+    )
+    p.add_argument(
+        "--split-state",
+        action="store_true",
+        help="queue: job state on a second redis-server (TABLESIGHT_JOB_STATE_URL), measured apart from the broker",
+    )
+    p.add_argument(
+        "--no-expiry",
+        dest="expiry",
+        action="store_false",
+        help="queue: do not wait out the bench's 60 s job TTL to measure the memory left after expiry",
+    )
     p.add_argument("--input", type=Path, metavar="DIR", help="a folder of PDFs to use instead of generated pages")
     p.add_argument(
         "--models",
@@ -53,6 +83,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.mode == "queue":
+        return run_queue(args)
+    if args.pages is None:
+        args.pages = 6
     from worker.devtools.bench import VARIANTS, BenchOptions, run_bench
     from worker.devtools.bench_report import format_report
     from worker.settings import get_settings
@@ -91,3 +125,33 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(format_report(report))
     return 0 if report.get("outputs", {}).get("equivalent", True) else 1
+
+
+def run_queue(args: argparse.Namespace) -> int:
+    from worker.devtools.queue_bench import QueueBenchOptions, format_queue_report, run_queue_bench
+
+    try:
+        workers = tuple(int(w) for w in args.workers.split(",") if w.strip())
+    except ValueError:
+        print("error: --workers takes comma-separated integers, e.g. 1,2,4,8", file=sys.stderr)
+        return 2
+    pages = 4 if args.pages is None else args.pages
+    if not workers or min(workers) < 1 or args.docs < 1 or pages < 1:
+        print("error: --docs, --pages and every --workers count must be at least 1", file=sys.stderr)
+        return 2
+    options = QueueBenchOptions(
+        docs=args.docs, pages=pages, workers=workers, expiry=args.expiry, split_state=args.split_state, keep=args.keep
+    )
+    try:
+        report = run_queue_bench(options, log=lambda m: print(f"bench: {m}", file=sys.stderr))
+    except (FileNotFoundError, TimeoutError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.json and args.json != "-":
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    if args.json == "-":
+        print(json.dumps(report, indent=2))
+    else:
+        print(format_queue_report(report))
+    bad = [r for r in report["runs"] if r["counts"]["pages_lost"] or r["counts"]["duplicate_finalisations"]]
+    return 1 if bad else 0

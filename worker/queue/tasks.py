@@ -34,6 +34,7 @@ from worker.storage import Storage, StorageError
 from worker.timestamps import utc_now_iso
 
 logger = get_task_logger("worker.queue.tasks")
+STAND_IN_MODELS = {"stand_in": {"id": "bench_stand_in_pages", "revision": None}}  # what bench stand-in pages record
 
 
 class JobLog(logging.LoggerAdapter[logging.Logger]):
@@ -239,11 +240,10 @@ def _pages_to_run(
 
 
 def _run(task: Task, rt: Runtime, job: dict[str, Any], todo: list[int], finished: set[int], log: JobLog) -> None:
-    from worker.pipeline import process_pages
-
     job_id, s = job["job_id"], rt.settings
-    stages = rt.stages(job["options"].get("tables", "detect"))
-    models = stages.models()
+    # BENCH HOOK (Settings.bench_stand_in_pages): no models, an empty record per page
+    stages = None if s.bench_stand_in_pages else rt.stages(job["options"].get("tables", "detect"))
+    models = STAND_IN_MODELS if stages is None else stages.models()
     if not job.get("models"):
         rt.state.update(job_id, models=models)
     # what a page's output depends on (not the page selection): a record with the same marker is reusable
@@ -272,6 +272,11 @@ def _run(task: Task, rt: Runtime, job: dict[str, Any], todo: list[int], finished
         )
     if s.test_page_delay:
         time.sleep(s.test_page_delay * len(run))  # TEST HOOK (Settings.test_page_delay)
+    if stages is None:
+        _stand_in_pages(rt, job, run, marker, finished, host)
+        return
+    from worker.pipeline import process_pages
+
     since = time.perf_counter()
     for result in process_pages(
         doc,
@@ -298,6 +303,20 @@ def _run(task: Task, rt: Runtime, job: dict[str, Any], todo: list[int], finished
             done,
             total,
         )
+
+
+def _stand_in_pages(
+    rt: Runtime, job: dict[str, Any], run: list[int], marker: dict[str, Any], finished: set[int], host: str | None
+) -> None:
+    """BENCH HOOK: store each page's record with no tables and count it, as a page with no
+    tables would be stored and counted, so the queue's own cost is all that is measured."""
+    job_id = job["job_id"]
+    for p in run:
+        record = PageRecord(page=p).dump()
+        rt.storage.put_json(page_key(job["doc_id"], p), {**record, **marker})
+        _, done, total = finish_page(rt, job_id, p, worker=host, tables=0)
+        finished.add(p)
+        job_log(job_id, [p]).info("stand-in page stored; %d/%d page(s) done", done, total)
 
 
 def _stored_page_tables(storage: Storage, doc_id: str, page: int, marker: dict[str, Any]) -> int | None:
