@@ -19,6 +19,7 @@ from worker.cli import (
     read,
     rebuild,
     result,
+    serve,
     settings_cmd,
     status,
     worker_cmd,
@@ -40,6 +41,7 @@ COMMANDS = [
     health,
     chunks,
     bench,
+    serve,
 ]
 
 
