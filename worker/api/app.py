@@ -61,7 +61,7 @@ class RequestLog:
                 status = message["status"]
                 headers = list(message.get("headers", []))
                 headers.append((b"x-request-id", request_id.encode()))
-                headers.append((b"referrer-policy", b"no-referrer"))
+                headers.append((b"referrer-policy", b"same-origin"))  # "no-referrer" makes Origin "null"
                 if path.startswith("/ui/"):
                     headers.append((b"content-security-policy", UI_POLICY.encode()))
                     headers.append((b"x-frame-options", b"DENY"))
