@@ -1,6 +1,6 @@
 """The ASGI app: routers per resource over one `JobClient`, auth, body limit, CORS, request logs.
 
-    uvicorn --factory worker.api.app:create_app      # or `tablesight serve`
+uvicorn --factory worker.api.app:create_app      # or `tablesight serve`
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def create_app(settings: Settings | None = None, client: JobClient | None = None
         version=__version__,
         summary="Tables out of scanned PDFs: submit documents, follow jobs, fetch tables, read hard ones.",
         description="Send `Authorization: Bearer <token>` (one of TABLESIGHT_API_TOKENS) with every /v1 call. "
-        "Errors are JSON: `{\"error\": \"...\"}`.",
+        'Errors are JSON: `{"error": "..."}`.',
         docs_url="/docs",
         redoc_url=None,
         lifespan=lifespan,

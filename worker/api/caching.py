@@ -31,9 +31,7 @@ def _matches(header: str | None, etag: str) -> bool:
     return any(part.strip().removeprefix("W/").strip('"') == etag for part in header.split(","))
 
 
-def cached_response(
-    request: Request, data: bytes, media_type: str, extra: dict[str, str] | None = None
-) -> Response:
+def cached_response(request: Request, data: bytes, media_type: str, extra: dict[str, str] | None = None) -> Response:
     """`data` with its ETag; 304 when the client has it; immutable when the URL pins this version."""
     etag = etag_of(data)
     pinned = request.query_params.get("v") == etag

@@ -40,7 +40,7 @@ def _store(client: JobClient) -> bool:
 async def _run(fn: Any, client: JobClient) -> tuple[bool, Any]:
     try:
         return True, await asyncio.wait_for(run_in_threadpool(fn, client), CHECK_TIMEOUT)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return False, f"no answer within {CHECK_TIMEOUT:g} s"
     except Exception as exc:  # noqa: BLE001 - any failure means "not ready", reported in one line
         return False, f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -18,7 +18,7 @@ from worker.outputs import manifest_key, table_key
 router = APIRouter(prefix="/v1/documents", tags=["documents"], dependencies=[Depends(deps.require_caller)])
 
 
-class TableFormat(str, Enum):
+class TableFormat(StrEnum):
     html = "html"
     png = "png"
     json = "json"

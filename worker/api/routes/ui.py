@@ -9,6 +9,7 @@ sets an HttpOnly, SameSite=Strict session cookie derived from the token.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -32,12 +33,18 @@ templates = Jinja2Templates(directory=str(HERE / "templates"))
 router = APIRouter(prefix="/ui", include_in_schema=False)
 
 SESSION_SECONDS = 12 * 3600
+_CELL = re.compile(r"<t[dh][\s>]")
 
 
 def _context(request: Request, caller: Caller | None, **extra: Any) -> dict[str, Any]:
     auth = deps.auth(request)
     csrf = auth.csrf_for(caller.session) if caller else ""
-    return {"csrf": csrf, "logged_in": bool(caller and caller.via == "cookie"), "base_url": str(request.base_url), **extra}
+    return {
+        "csrf": csrf,
+        "logged_in": bool(caller and caller.via == "cookie"),
+        "base_url": str(request.base_url),
+        **extra,
+    }
 
 
 def _login_redirect(request: Request) -> RedirectResponse:
@@ -135,6 +142,7 @@ def _document(request: Request, doc_id: str) -> tuple[dict[str, Any], list[dict[
             table["html"] = clean_html(storage.get_bytes(ref.key(".html")).decode("utf-8"))
         except KeyError:
             table["html"] = None
+        table["empty"] = bool(table["html"]) and not _CELL.search(table["html"])
         try:
             version = f"?v={etag_of(storage.get_bytes(ref.key('.png')))}"
         except KeyError:
