@@ -24,7 +24,7 @@ def recent_documents(client: JobClient, limit: int = 50) -> list[dict[str, Any]]
     fields = ("job_id", "doc_id", "source", "status", "created_at", "created_ts", "tables", "pages_total")
     with client.state.r.pipeline() as pipe:
         for key in keys:
-            pipe.hmget(key, fields)
+            pipe.hmget(key, list(fields))
         rows = pipe.execute()
     newest: dict[str, dict[str, Any]] = {}
     for values in rows:

@@ -129,7 +129,7 @@ async def get_stored_read(request: Request, doc_id: str, table_id: str) -> dict[
 
 
 def _poll(client: JobClient, read_id: str) -> dict[str, Any]:
-    ref_text = client.state.r.get(_read_key(client, read_id))
+    ref_text = str(client.state.r.get(_read_key(client, read_id)) or "")
     if not ref_text:
         raise ApiError(404, f"no read {read_id} (unknown, or its result expired)")
     doc_id, _, table_id = ref_text.partition("/")
