@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import Request
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from worker.api.auth import Auth
 from worker.queue.client import JobClient
@@ -26,6 +29,10 @@ def auth(request: Request) -> Auth:
     return request.app.state.auth
 
 
-async def require_caller(request: Request) -> None:
+# Declared so the OpenAPI docs offer "Authorize" with a bearer token; `Auth.require` does the checking.
+_bearer = HTTPBearer(auto_error=False, description="one of TABLESIGHT_API_TOKENS")
+
+
+async def require_caller(request: Request, _: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> None:
     """Dependency of every /v1 route (FastAPI resolves it before the body is read)."""
     auth(request).require(request)
