@@ -17,6 +17,7 @@ import redis
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from kombu.exceptions import OperationalError
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -114,6 +115,10 @@ def create_app(settings: Settings | None = None, client: JobClient | None = None
     @app.exception_handler(redis.exceptions.RedisError)
     async def _redis_down(request: Request, exc: redis.exceptions.RedisError) -> JSONResponse:
         return error_response(503, f"job state unavailable (Redis): {type(exc).__name__}")
+
+    @app.exception_handler(OperationalError)
+    async def _broker_down(request: Request, exc: OperationalError) -> JSONResponse:
+        return error_response(503, f"broker unavailable: {' '.join(str(exc).split())[:200]}")
 
     @app.exception_handler(StorageError)
     async def _store_down(request: Request, exc: StorageError) -> JSONResponse:
