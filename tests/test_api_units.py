@@ -10,6 +10,7 @@ from worker.api import create_app
 from worker.api.auth import Auth
 from worker.api.server import bind_problem, is_loopback
 from worker.settings import Settings
+from worker.storage import LocalStorage, StorageError
 
 UNREACHABLE = "redis://127.0.0.1:1/0"
 
@@ -64,3 +65,30 @@ def test_no_token_mode_refuses_cross_site_writes() -> None:
         assert c.get("/ui/login").status_code == 200
         r = c.post("/ui/logout", follow_redirects=False)
         assert r.status_code == 303 and 'tablesight_session=""' in r.headers["set-cookie"]
+
+
+class BrokenStorage(LocalStorage):
+    """A store whose reads fail: a bug (RuntimeError) for one document, an outage for another."""
+
+    def get_bytes(self, key: str) -> bytes:
+        if key.startswith("00000000000000aa/"):
+            raise RuntimeError("secret internals /etc/passwd")
+        raise StorageError("cannot read: connection refused", transient=True)
+
+
+def test_errors_are_one_json_line_never_a_traceback(tmp_path) -> None:
+    from worker.queue.client import JobClient
+
+    client = JobClient(settings(), storage=BrokenStorage(tmp_path))
+    with TestClient(create_app(client=client), raise_server_exceptions=False) as c:
+        r = c.get("/v1/documents/00000000000000aa")
+        assert r.status_code == 500 and r.json() == {
+            "error": "internal error (RuntimeError); the server log has the details"
+        }
+        r = c.get("/v1/documents/00000000000000bb/tables/p0001-t01.png")
+        assert r.status_code == 503 and r.json() == {"error": "storage: cannot read: connection refused"}
+        r = c.get("/v1/documents/00000000000000bb/chunks", params={"max_tokens": "many"})
+        assert r.status_code == 422 and "max_tokens" in r.json()["error"] and len(r.json()) == 1
+        r = c.delete("/v1/jobs/00000000000000000000000000000000")
+        assert r.status_code == 405 and set(r.json()) == {"error"}
+    client.close()

@@ -107,6 +107,7 @@ def create_app(settings: Settings | None = None, client: JobClient | None = None
         redoc_url=None,
         lifespan=lifespan,
     )
+    job_client.app, job_client.storage  # noqa: B018 - built now, not lazily by two request threads at once
     origins = split_csv(settings.api_cors_origins)
     app.state.client = job_client
     app.state.auth = Auth(settings.api_tokens, origins)
