@@ -176,7 +176,18 @@ def test_compose_one_box_services(compose_dir: Path) -> None:
 
 def test_compose_without_profiles_needs_no_gpu(compose_dir: Path) -> None:
     data = compose_config(compose_dir, "-f", "compose.yaml")
-    assert set(data["services"]) == {"redis", "minio", "minio-init", "cpu-worker", "flower"}
+    assert set(data["services"]) == {"redis", "minio", "minio-init", "cpu-worker", "api", "flower"}
+
+
+def test_compose_api_service(compose_dir: Path) -> None:
+    api = compose_config(compose_dir, "-f", "compose.yaml")["services"]["api"]
+    assert api["command"] == ["tablesight", "serve"]
+    env = api["environment"]
+    assert env["TABLESIGHT_API_HOST"] == "0.0.0.0" and env["TABLESIGHT_API_PORT"] == "8080"
+    assert env["TABLESIGHT_API_TOKENS"] and "@redis:6379" in env["TABLESIGHT_BROKER_URL"]
+    [port] = api["ports"]
+    assert port["target"] == 8080 and port["host_ip"] == "127.0.0.1"
+    assert "/healthz" in " ".join(api["healthcheck"]["test"])
 
 
 def test_compose_second_gpu_and_node_layouts(compose_dir: Path) -> None:

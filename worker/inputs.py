@@ -125,16 +125,15 @@ def open_document(path: Path | str, *, settings: Settings) -> Document:
     path = Path(path)
     _check_file(path, settings.max_file_bytes)
     head, digest = _read_head_and_hash(path)
-    if b"%PDF-" in head[:_SNIFF_BYTES]:
+    sniffed = sniff_kind(head)
+    if sniffed is None:
+        raise InputError(str(path), f"not a PDF or image (starts with {head[:12]!r})")
+    kind, image_format = sniffed
+    if kind == "pdf":
         page_sizes = _pdf_page_sizes(path, settings.max_pages)
-        kind: Kind = "pdf"
-        image_format = None
     else:
-        image_format = next((fmt for magic, fmt in _IMAGE_MAGIC.items() if head.startswith(magic)), None)
-        if image_format is None:
-            raise InputError(str(path), f"not a PDF or image (starts with {head[:12]!r})")
+        assert image_format is not None
         page_sizes = _image_page_sizes(path, image_format, settings.max_pages)
-        kind = "image"
     return Document(
         path=path,
         kind=kind,
@@ -144,6 +143,17 @@ def open_document(path: Path | str, *, settings: Settings) -> Document:
         max_page_pixels=settings.max_page_pixels,
         image_format=image_format,
     )
+
+
+def sniff_kind(head: bytes) -> tuple[Kind, str | None] | None:
+    """What the first bytes say the file is: ("pdf", None), ("image", "PNG"|"JPEG"|"TIFF"), or None.
+
+    Names and declared content types are never trusted; the HTTP upload sniffs with this too.
+    """
+    if b"%PDF-" in head[:_SNIFF_BYTES]:
+        return "pdf", None
+    image_format = next((fmt for magic, fmt in _IMAGE_MAGIC.items() if head.startswith(magic)), None)
+    return ("image", image_format) if image_format else None
 
 
 def parse_page_ranges(spec: str | None, page_count: int) -> list[int]:

@@ -301,6 +301,23 @@ class Settings(BaseSettings):
         "the queue alone (broker, job state, finaliser)",
     )
 
+    # --- HTTP API and review page (`tablesight serve`, worker.api) -----------
+    api_host: str = Field(
+        "127.0.0.1", description="address `tablesight serve` binds; a non-loopback one needs API_TOKENS"
+    )
+    api_port: int = Field(8080, ge=1, le=65535, description="port `tablesight serve` listens on")
+    api_tokens: str = Field(
+        "",
+        description="comma-separated bearer tokens the API accepts (compared by hash); "
+        "empty: no auth, and the server binds loopback only",
+    )
+    api_max_upload_bytes: int = Field(
+        200 * 1024 * 1024, ge=1, description="largest request body POST /v1/jobs takes; cut off with 413 mid-stream"
+    )
+    api_cors_origins: str = Field(
+        "", description="comma-separated origins allowed cross-origin requests (CORS); empty: CORS off"
+    )
+
     log_level: str = Field("INFO", description="DEBUG, INFO, WARNING or ERROR")
 
     @field_validator("s3_endpoint_url", "models_dir", "result_backend", mode="before")

@@ -21,6 +21,7 @@ from worker.cli import (
     rebuild,
     result,
     schema,
+    serve,
     settings_cmd,
     sql,
     status,
@@ -46,6 +47,7 @@ COMMANDS = [
     schema,
     sql,
     describe,
+    serve,
 ]
 
 

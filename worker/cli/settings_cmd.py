@@ -27,6 +27,6 @@ def run(args: argparse.Namespace) -> int:
         print(markdown_table())
         return 0
     for name, value in get_settings().model_dump().items():
-        shown = "***" if ("key" in name and value) else value
+        shown = "***" if (("key" in name or name == "api_tokens") and value) else value
         print(f"TABLESIGHT_{name.upper()}={'' if shown is None else shown}")
     return 0
