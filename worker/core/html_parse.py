@@ -18,12 +18,20 @@ MAX_ROWSPAN = 65534
 _BREAKS = {"table", "tr", "td", "th", "br", "p", "div", "li", "ul", "ol"}
 
 
-def _span(value: str | None, limit: int) -> int:
+def parse_span(value: str | None) -> int | None:
+    """A `colspan`/`rowspan` attribute as a count of at least 1; None when it is not a number.
+
+    The one reading of span attributes: the parser, the vision answer's sanitiser and the
+    TEDS normaliser all use it (each decides what a non-number means for it).
+    """
     try:
-        n = int(str(value).strip())
+        return max(1, int(str(value).strip()))
     except (TypeError, ValueError):
-        return 1
-    return min(max(n, 1), limit)
+        return None
+
+
+def _span(value: str | None, limit: int) -> int:
+    return min(parse_span(value) or 1, limit)
 
 
 class _TableParser(HTMLParser):

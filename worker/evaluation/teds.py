@@ -20,6 +20,8 @@ from typing import Any
 from lxml import etree
 from lxml import html as lxml_html
 
+from worker.core.html_parse import parse_span
+
 _SECTIONS = ("thead", "tbody", "tfoot")
 EMPTY = "<html><body><table></table></body></html>"  # normal form of markup without table rows
 _CELLS = ("td", "th")
@@ -135,11 +137,4 @@ def _cell(el: etree._Element) -> NormCell:
     for br in el.iter("br"):  # a line break separates words, like the newline it stands for
         br.tail = " " + (br.tail or "")
     text = " ".join(el.text_content().split())
-    return NormCell(text, _span(el.get("rowspan")), _span(el.get("colspan")))
-
-
-def _span(value: str | None) -> int:
-    try:
-        return max(1, int(str(value).strip()))
-    except (TypeError, ValueError):
-        return 1
+    return NormCell(text, parse_span(el.get("rowspan")) or 1, parse_span(el.get("colspan")) or 1)

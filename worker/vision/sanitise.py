@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from html import escape, unescape
 from html.parser import HTMLParser
 
+from worker.core.html_parse import parse_span
+
 STRUCTURE = {"table", "thead", "tbody", "tfoot", "tr", "th", "td"}
 DROP_CONTENT = {
     "script",
@@ -182,7 +184,7 @@ class _Reducer(HTMLParser):
             if name not in keep:
                 self.dropped_attrs.add(name)
                 continue
-            n = _int(value)
+            n = parse_span(value)
             if n is None:
                 self.repairs.append(f"{name}={str(value)[:20]!r} is not a number; dropped")
                 continue
@@ -200,13 +202,6 @@ class _Reducer(HTMLParser):
     def _space(self, tag: str = "table") -> None:
         if self.in_cell and tag in _SPACE | {"table"}:
             self.out.append(" ")
-
-
-def _int(value: str | None) -> int | None:
-    try:
-        return max(1, int(str(value).strip()))
-    except (TypeError, ValueError):
-        return None
 
 
 def sanitise_answer(answer: str, max_span: int = MAX_SPAN) -> Sanitised:
