@@ -368,8 +368,13 @@ def _context(
 def _table_record(
     t: _Pending, objs: list[dict[str, Any]], doc_id: str, settings: Settings, dpi: int, page_size: tuple[int, int]
 ) -> tuple[dict[str, Any], str]:
+    from models.rules import find_ruling_lines
+
     objects = [StructureObject(o["label"], float(o["score"]), tuple(o["bbox"])) for o in objs]
-    grid = reconstruct(objects, t.words, t.crop.size, settings.thresholds(), settings.duplicate_overlap)
+    lines = find_ruling_lines(t.crop, max(10, dpi // 5)) if settings.refine_lines else None
+    grid = reconstruct(
+        objects, t.words, t.crop.size, settings.thresholds(), settings.duplicate_overlap, lines, settings.refine_rules()
+    )
     html = grid_to_html(grid)
     tid = table_id(t.page, t.index)
     record = {
@@ -391,7 +396,7 @@ def _table_record(
             TableContext(t.context.caption if t.context else "", list(t.context.notes) if t.context else [], [t.page]),
             table_id=tid,
         ),
-        "structure": payload(t.crop.size, objects, t.words, image=f"{tid}.png"),
+        "structure": payload(t.crop.size, objects, t.words, image=f"{tid}.png", lines=lines),
     }
     return record, html
 

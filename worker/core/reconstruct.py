@@ -1,9 +1,10 @@
 """Structure objects + words -> a rectangular grid with spans, headers and cell text.
 
-Where the reference post-processing of Table Transformer goes wrong (DESIGN §5) this
-module does the opposite on purpose: empty rows and columns are kept, every slot belongs
-to exactly one cell, every span is a contiguous rectangle with boxes that match it, header
-rows may be several, and nothing the model said is dropped without a note in `repairs`.
+Where the reference post-processing of Table Transformer goes wrong this module does the
+opposite on purpose: empty rows and columns are kept, every slot belongs to exactly one
+cell, every span is a contiguous rectangle with boxes that match it, header rows may be
+several, one bad object never loses the table (`sanitise`), the bands are corrected with the
+words and ruling lines (`refine`), and nothing is changed without a note in `repairs`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Iterable
 from worker.core.bands import Band, best_band, covered, interval, snap, suppress_duplicates
 from worker.core.cell_text import assign_words, reading_order_text
 from worker.core.geometry import clip, union_box
+from worker.core.refine import RefineRules, marks_for, refine_axis
+from worker.core.sanitise import sanitise
 from worker.core.spans import SpanRect, place_spans
 from worker.core.types import (
     COLUMN,
@@ -24,6 +27,7 @@ from worker.core.types import (
     TABLE,
     BBox,
     Cell,
+    RulingLines,
     StructureObject,
     TableGrid,
     Word,
@@ -138,16 +142,78 @@ def _span_candidates(
     return out
 
 
+def _refine(
+    rows: list[Band],
+    cols: list[Band],
+    by_label: dict[str, list[StructureObject]],
+    words: list[Word],
+    lines: RulingLines | None,
+    rules: RefineRules,
+    repairs: list[str],
+) -> tuple[list[Band], list[Band]]:
+    """Columns, then rows, corrected with the words (and ruling lines) of the crop.
+
+    Text that may legitimately cross a boundary is left out of the words a boundary must not
+    cut: spanning cells wider (taller) than a typical column (row), and for columns also the
+    column header and projected row headers, whose labels often run over several columns.
+    """
+    if not words or not rules.any:
+        return rows, cols
+    row_h = _median_size(rows)
+    col_w = _median_size(cols)
+    spans = [o.bbox for o in by_label.get(SPANNING_CELL, [])]
+    wide = [b for b in spans if b[2] - b[0] > 1.5 * col_w]
+    tall = [b for b in spans if b[3] - b[1] > 1.5 * row_h]
+    headers = [o.bbox for o in by_label.get(COLUMN_HEADER, []) + by_label.get(PROJECTED_ROW_HEADER, [])]
+    pairs = [(w.bbox, w.text) for w in words]
+    col_marks = marks_for(pairs, "x", skip=wide + headers)
+    cols = refine_axis(
+        cols,
+        col_marks,
+        lines.v if lines else (),
+        [(b.lo, b.hi) for b in rows],
+        rules,
+        "column",
+        repairs,
+        every_word=marks_for(pairs, "x"),
+    )
+    row_marks = marks_for(pairs, "y", skip=tall, shrink=0.1)
+    rows = refine_axis(
+        rows,
+        row_marks,
+        lines.h if lines else (),
+        [(b.lo, b.hi) for b in cols],
+        rules,
+        "row",
+        repairs,
+        every_word=marks_for(pairs, "y"),
+    )
+    return rows, cols
+
+
+def _median_size(bands: list[Band]) -> float:
+    sizes = sorted(b.size for b in bands)
+    return sizes[len(sizes) // 2] if sizes else 0.0
+
+
 def reconstruct(
     objects: list[StructureObject],
     words: list[Word],
     image_size: tuple[float, float] | None = None,
     thresholds: dict[str, float] | None = None,
     duplicate_overlap: float = 0.5,
+    lines: RulingLines | None = None,
+    refine: RefineRules | None = None,
 ) -> TableGrid:
-    """Rebuild one table. Pure function of its inputs; never raises on odd but valid input."""
+    """Rebuild one table. Pure function of its inputs; never raises, whatever the boxes hold.
+
+    `lines` are the crop's ruling lines (found by an image step outside the core); `refine`
+    says which word- and line-based corrections run (default: all).
+    """
     limits = {**DEFAULT_THRESHOLDS, **(thresholds or {})}
-    repairs: list[str] = []
+    clean = sanitise(objects, words, image_size)
+    repairs: list[str] = list(clean.repairs)
+    objects, words = clean.objects, clean.words
     kept = [o for o in objects if _finite_box(o.bbox) and o.score >= limits.get(o.label, 1.1)]
     by_label: dict[str, list[StructureObject]] = {}
     for o in kept:
@@ -167,6 +233,7 @@ def reconstruct(
     x0, y0, x1, y1 = box
     rows = _bands(by_label.get(ROW, []), "y", y0, y1, (x0, x1), duplicate_overlap, "row", repairs)
     cols = _bands(by_label.get(COLUMN, []), "x", x0, x1, (y0, y1), duplicate_overlap, "column", repairs)
+    rows, cols = _refine(rows, cols, by_label, words, lines, refine or RefineRules(), repairs)
     n_rows, n_cols = len(rows), len(cols)
 
     header = _header_rows(by_label.get(COLUMN_HEADER, []), rows)

@@ -7,7 +7,7 @@ from typing import Any
 
 BBox = tuple[float, float, float, float]
 
-# The structure model's labels, exactly (DESIGN §4).
+# The structure model's labels, exactly as it emits them.
 TABLE = "table"
 COLUMN = "table column"
 ROW = "table row"
@@ -33,6 +33,15 @@ class StructureObject:
     label: str
     score: float
     bbox: BBox
+
+
+@dataclass(frozen=True, slots=True)
+class RulingLines:
+    """Positions of the ruling lines drawn on a table crop, in crop pixels: `h` the y of each
+    horizontal rule, `v` the x of each vertical one. Found by an image step outside the core."""
+
+    h: tuple[float, ...] = ()
+    v: tuple[float, ...] = ()
 
 
 @dataclass(slots=True)
