@@ -16,7 +16,6 @@ import pytesseract
 from PIL import Image
 
 from models.rules import DARK, RULE_MAX_THICKNESS_PX, RULE_MIN_PX, dilate, rule_masks, runs
-
 from worker.core.types import Word
 from worker.errors import OcrUnavailable
 
