@@ -74,4 +74,4 @@ def test_row_label_spanning_two_columns_is_said_once():
     texts[(2, 2)] = "3"
     grid = grid_from_spec(3, 3, [(1, 0, 1, 2)], header_rows=1, texts=texts)
     ser = serialisations(grid)
-    assert ser["row_lines"][0] == "All persons; Value: 7"
+    assert ser["row_lines"][0] == "Column 2: All persons; Value: 7"  # the stub columns' labels, said once
