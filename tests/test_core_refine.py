@@ -105,3 +105,21 @@ def test_no_words_no_change():
     a = reconstruct(moved, [], size)
     b = reconstruct(moved, [], size, refine=OFF)
     assert a.row_bboxes == b.row_bboxes and a.repairs == b.repairs
+
+
+def test_invented_span_over_two_texts_is_undone_and_a_missed_header_span_is_made():
+    objs, words, size = _oracle(4, 3, [])
+    false_span = StructureObject("table spanning cell", 0.7, (80, 30, 240, 60))  # R1C1 + R1C2
+    grid = reconstruct([*objs, false_span], words, size)
+    assert grid.shape_signature() == expected_grid(4, 3, [])
+    assert any("undone" in r for r in grid.repairs)
+    assert reconstruct([*objs, false_span], words, size, refine=RefineRules(spans=False)).shape_signature() != (
+        expected_grid(4, 3, [])
+    )
+    # a header label centred over columns 1 and 2, whose spanning cell the model missed
+    head = [w for w in words if not w.text.startswith("R0C")] + [Word("Births", (140, 9, 180, 21))]
+    grid = reconstruct(objs, head, size)
+    assert grid.shape_signature() == expected_grid(4, 3, [(0, 1, 1, 2), (0, 0, 1, 1)])[1:] or (
+        (0, 1, 1, 2) in grid.shape_signature()
+    )
+    assert _texts(grid)[(0, 1)] == "Births"

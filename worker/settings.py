@@ -68,6 +68,10 @@ class Settings(BaseSettings):
     refine_slivers: bool = Field(
         True, description="merge a thin empty row/column left between two boundaries in one gap"
     )
+    refine_spans: bool = Field(
+        True,
+        description="undo a spanning cell whose slots hold separate texts; span text lying across a column boundary",
+    )
 
     # --- rendering and input limits -----------------------------------------
     dpi: int = Field(200, ge=36, le=1200, description="PDF render resolution")
@@ -332,7 +336,11 @@ class Settings(BaseSettings):
         from worker.core.refine import RefineRules
 
         return RefineRules(
-            lines=self.refine_lines, gaps=self.refine_gaps, split=self.refine_split, slivers=self.refine_slivers
+            lines=self.refine_lines,
+            gaps=self.refine_gaps,
+            split=self.refine_split,
+            slivers=self.refine_slivers,
+            spans=self.refine_spans,
         )
 
     def thresholds(self) -> dict[str, float]:

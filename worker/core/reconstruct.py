@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from worker.core import span_words
 from worker.core.bands import Band, best_band, covered, interval, snap, suppress_duplicates
 from worker.core.cell_text import assign_words, reading_order_text
 from worker.core.geometry import clip, union_box
@@ -154,16 +155,14 @@ def _refine(
     """Columns, then rows, corrected with the words (and ruling lines) of the crop.
 
     Text that may legitimately cross a boundary is left out of the words a boundary must not
-    cut: spanning cells wider (taller) than a typical column (row), and for columns also the
-    column header and projected row headers, whose labels often run over several columns.
+    cut: spanning cells, and for columns also the column header and projected row headers,
+    whose labels often run over several columns.
     """
     if not words or not rules.any:
         return rows, cols
-    row_h = _median_size(rows)
-    col_w = _median_size(cols)
+    # a spanning cell's text may cross the boundaries it spans, however narrow the cell
     spans = [o.bbox for o in by_label.get(SPANNING_CELL, [])]
-    wide = [b for b in spans if b[2] - b[0] > 1.5 * col_w]
-    tall = [b for b in spans if b[3] - b[1] > 1.5 * row_h]
+    wide = tall = spans
     headers = [o.bbox for o in by_label.get(COLUMN_HEADER, []) + by_label.get(PROJECTED_ROW_HEADER, [])]
     pairs = [(w.bbox, w.text) for w in words]
     col_marks = marks_for(pairs, "x", skip=wide + headers)
@@ -189,11 +188,6 @@ def _refine(
         every_word=marks_for(pairs, "y"),
     )
     return rows, cols
-
-
-def _median_size(bands: list[Band]) -> float:
-    sizes = sorted(b.size for b in bands)
-    return sizes[len(sizes) // 2] if sizes else 0.0
 
 
 def reconstruct(
@@ -251,8 +245,21 @@ def reconstruct(
     spans = _span_candidates(
         sorted(by_label.get(SPANNING_CELL, []), key=lambda o: -o.score), rows, cols, header, repairs
     )
+    rules = refine or RefineRules()
+    if rules.spans and words:
+        row_gap, col_gap = span_words.gaps(rows, cols, words)
+        spans, contradicted = span_words.drop_contradicted(spans, rows, cols, words, row_gap, col_gap)
+        if contradicted:
+            repairs.append(f"{contradicted} spanning cell(s) over separate texts undone")
     placed, span_repairs = place_spans(fixed, spans, n_rows, n_cols)
     repairs.extend(span_repairs)
+    if rules.spans and words:
+        taken = {slot for rect in placed for slot in rect.slots()}
+        found = span_words.spans_from_text(rows, cols, words, col_gap, taken)
+        if found:
+            more, _ = place_spans([], found, n_rows, n_cols)
+            placed += more
+            repairs.append(f"{len(more)} spanning cell(s) made where text lies across a column boundary")
 
     cells: list[Cell] = []
     owner = [[-1] * n_cols for _ in range(n_rows)]

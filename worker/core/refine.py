@@ -10,7 +10,9 @@ lines are exact. After the bands are snapped into a partition, four rules, each 
   words on both sides in most of the cross bands, is split: this recovers a row or column the
   model dropped or merged with its neighbour;
 - slivers: a band left thin and empty between two boundaries in one gap (a duplicate that
-  survived suppression) is given back to its neighbours.
+  survived suppression) is given back to its neighbours;
+- spans (applied by reconstruction, see `span_words`): a spanning cell whose slots hold
+  separate texts is undone, and a run of text across a column boundary becomes one.
 
 Pure: positions in, positions out, every change counted into `repairs`. A table without words
 is left as the model gave it.
@@ -35,6 +37,7 @@ class RefineRules:
     gaps: bool = True
     split: bool = True
     slivers: bool = True
+    spans: bool = True
     max_shift: float = 0.5  # a boundary moves at most this share of the median band
     split_share: float = 0.6  # cross bands with words on both sides of a split, of those with words
     split_gap: float = 0.6  # a split gap is at least this share of the typical gap between bands
@@ -42,7 +45,7 @@ class RefineRules:
 
     @property
     def any(self) -> bool:
-        return self.lines or self.gaps or self.split or self.slivers
+        return self.lines or self.gaps or self.split or self.slivers or self.spans
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +101,8 @@ def _gap_before(runs: list[Interval], run: Interval, limit: float) -> float:
 
 def _move_boundaries(
     bands: list[Band],
+    marks: Sequence[Mark],
+    n_cross: int,
     runs: list[Interval],
     lines: Sequence[float],
     rules: RefineRules,
@@ -128,6 +133,9 @@ def _move_boundaries(
                     target = None
         if target is None and rules.gaps:
             run = _cutting(runs, b)
+            cut = [m for m in marks if m.lo < b < m.hi]
+            if len(cut) == 1 and n_cross >= 3:
+                run = None  # one word across an otherwise clean boundary: a span's text, not an error
             if run is not None:
                 half = max(typical_gap / 2, 0.5)
                 up_end = _gap_before(runs, run, lo_limit)
@@ -223,7 +231,7 @@ def _drop_slivers(bands: list[Band], marks: Sequence[Mark], rules: RefineRules, 
     return out
 
 
-def _typical_gap(bands: list[Band], runs: list[Interval]) -> float:
+def typical_gap_of(bands: list[Band], runs: list[Interval]) -> float:
     """The usual whitespace between neighbouring bands' text: the gaps the model's boundaries
     fall in (gaps between lines inside one cell are smaller and would mislead a plain median)."""
     between: list[float] = []
@@ -252,10 +260,10 @@ def refine_axis(
     bands = [Band(b.lo, b.hi, b.score) for b in bands]
     every_word = every_word or marks
     runs = clusters(marks)
-    typical_gap = _typical_gap(bands, runs)
+    typical_gap = typical_gap_of(bands, runs)
     lines = sorted(x for x in lines if bands[0].lo < x < bands[-1].hi)
     moved: set[int] = set()
-    on_lines, into_gaps = _move_boundaries(bands, runs, lines, rules, typical_gap, moved)
+    on_lines, into_gaps = _move_boundaries(bands, marks, len(cross_bands), runs, lines, rules, typical_gap, moved)
     if on_lines:
         repairs.append(f"{on_lines} {what} boundar{'y' if on_lines == 1 else 'ies'} moved onto a ruling line")
     if into_gaps:
