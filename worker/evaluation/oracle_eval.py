@@ -23,7 +23,6 @@ from worker.evaluation.noise import NoiseLevel, add_noise, get_level, make_rng
 from worker.evaluation.oracle import oracle_for
 from worker.evaluation.teds import is_rectangular, normalize_html, teds_normalized
 
-
 WORD_SOURCES = ("oracle", "ocr", "ocr-keep-rules")
 
 
