@@ -74,11 +74,8 @@ def slot_cells(grid: TableGrid) -> list[list[Cell]]:
         for r, c in cell.slots():
             if 0 <= r < grid.n_rows and 0 <= c < grid.n_cols:
                 slots[r][c] = cell
-    for r, row in enumerate(slots):  # a broken partition must not crash a serialiser
-        for c, cell in enumerate(row):
-            if cell is None:
-                row[c] = Cell(r, c)
-    return slots  # type: ignore[return-value]
+    # a broken partition must not crash a serialiser: a slot no cell claims gets an empty one
+    return [[owner if owner is not None else Cell(r, c) for c, owner in enumerate(row)] for r, row in enumerate(slots)]
 
 
 def _row_texts(slots: list[list[Cell]], r: int) -> list[str]:

@@ -183,7 +183,7 @@ def serialisations(grid: TableGrid, context: TableContext | None = None, table_i
 
 def rows_text(ser: dict[str, Any]) -> str:
     """The `<table_id>.rows.txt` file: the description, a blank line, one line per data row."""
-    return ser["description"] + "\n\n" + "\n".join(ser["row_lines"]) + "\n"
+    return str(ser["description"]) + "\n\n" + "\n".join(ser["row_lines"]) + "\n"
 
 
 def grid_from_dict(d: dict[str, Any]) -> TableGrid:
