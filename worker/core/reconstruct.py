@@ -175,6 +175,7 @@ def _refine(
         "column",
         repairs,
         every_word=marks_for(pairs, "x"),
+        cell_edges=[v for b in spans for v in (b[0], b[2])],
     )
     row_marks = marks_for(pairs, "y", skip=tall, shrink=0.1)
     rows = refine_axis(
@@ -186,6 +187,7 @@ def _refine(
         "row",
         repairs,
         every_word=marks_for(pairs, "y"),
+        cell_edges=[v for b in spans for v in (b[1], b[3])],
     )
     return rows, cols
 

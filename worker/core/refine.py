@@ -161,10 +161,28 @@ def _split_bands(
     cross_bands: Sequence[Interval],
     rules: RefineRules,
     typical_gap: float,
+    cell_edges: Sequence[float] = (),
+    every_word: Sequence[Mark] = (),
 ) -> list[Band]:
-    """Rule `split`: cut a band at an inner gap (or ruling line) with text on both sides across it."""
+    """Rule `split`: cut a band at an inner gap (or ruling line) with text on both sides across
+    it, or where a spanning cell the model found ends inside the band in a gap between words
+    (a cell ends at a row or column boundary, so the band holds two)."""
     out: list[Band] = []
+    all_runs = clusters(every_word) if cell_edges else []
     for band in bands:
+        margin = 0.5 * typical_gap
+        for e in cell_edges:
+            if not band.lo + margin < e < band.hi - margin or _cutting(all_runs, e) is not None:
+                continue
+            near = [m for m in every_word if band.lo <= (m.lo + m.hi) / 2 < band.hi]
+            if any(m.hi <= e for m in near) and any(m.lo >= e for m in near):
+                below = [a for a, _ in all_runs if a >= e]
+                above = [b for _, b in all_runs if b <= e]
+                if below and above and min(below) - max(above) >= rules.split_gap * typical_gap:
+                    pos = (max(above) + min(below)) / 2
+                    lo_band = Band(band.lo, pos, band.score)
+                    out.append(lo_band)
+                    band = Band(pos, band.hi, band.score)
         inner = [m for m in marks if band.lo <= (m.lo + m.hi) / 2 < band.hi]
         cuts: list[float] = []
         candidates: list[tuple[float, bool]] = []
@@ -252,6 +270,7 @@ def refine_axis(
     what: str,
     repairs: list[str],
     every_word: Sequence[Mark] = (),
+    cell_edges: Sequence[float] = (),
 ) -> list[Band]:
     """All enabled rules along one axis; `marks` are the words that may not be cut on it,
     `every_word` all of them (a band touching any word is not an empty sliver)."""
@@ -277,7 +296,9 @@ def refine_axis(
             repairs.append(f"{before - len(bands)} thin empty {what}(s) merged into their neighbours")
     if rules.split:
         before = len(bands)
-        bands = _split_bands(bands, marks, runs, lines if rules.lines else [], cross_bands, rules, typical_gap)
+        bands = _split_bands(
+            bands, marks, runs, lines if rules.lines else [], cross_bands, rules, typical_gap, cell_edges, every_word
+        )
         if len(bands) > before:
             repairs.append(f"{len(bands) - before} {what}(s) recovered by splitting bands holding two lines of words")
     return bands
