@@ -13,8 +13,9 @@ import tempfile
 
 import numpy as np
 import pytesseract
-from PIL import Image, ImageFilter
+from PIL import Image
 
+from models.rules import DARK, RULE_MAX_THICKNESS_PX, RULE_MIN_PX, dilate, rule_masks, runs
 from worker.core.types import Word
 from worker.errors import OcrUnavailable
 
@@ -27,12 +28,9 @@ log = logging.getLogger(__name__)
 UPSCALE_BELOW_PX = 18
 UPSCALE_FACTOR = 2
 # Ruling lines make tesseract drop most words of a fully ruled table (measured: under half of
-# the words read, psm 11, any size), so they are erased first. A rule is a dark run at least
-# RULE_MIN_PX long (0.2 in at 200 dpi: longer than any glyph stroke of body text) and at most
-# RULE_MAX_THICKNESS_PX thick (so filled boxes and white-on-black headers survive).
-RULE_MIN_PX = 40
-RULE_MAX_THICKNESS_PX = 8
-_DARK = 160
+# the words read, psm 11, any size), so they are erased first; what a rule is lives in
+# models.rules, shared with the line positions reconstruction uses.
+_DARK = DARK
 
 
 def ocr_words(
@@ -138,17 +136,17 @@ def erase_rules(
 ) -> Image.Image:
     """The greyscale image with thin horizontal and vertical lines (table rules) painted white."""
     grey = np.asarray(image.convert("L"))
-    dark = grey < _DARK
-    long_h, long_v = _runs(dark, min_len), _runs(dark.T, min_len).T
-    thick_v, thick_h = _runs(dark.T, max_thickness + 1).T, _runs(dark, max_thickness + 1)
-    rules = (long_h & ~thick_v) | (long_v & ~thick_h)
+    h_rules, v_rules = rule_masks(grey, min_len, max_thickness)
+    rules = h_rules | v_rules
     if not rules.any():
         return image.convert("L")
     # Crossings of two rules are thick both ways: take long-run pixels next to a rule. Then widen
     # by one pixel for the grey anti-aliased fringe along each line.
-    crossings = _dilate(rules, 2 * (max_thickness // 2) + 1) & long_h & long_v
+    dark = grey < DARK
+    long_h, long_v = runs(dark, min_len), runs(dark.T, min_len).T
+    crossings = dilate(rules, 2 * (max_thickness // 2) + 1) & long_h & long_v
     out = grey.copy()
-    out[_dilate(rules | crossings, 3)] = 255
+    out[dilate(rules | crossings, 3)] = 255
     return Image.fromarray(out)
 
 
@@ -160,23 +158,3 @@ def _text_line_height(image: Image.Image) -> float | None:
     heights = edges[1::2] - edges[::2]
     heights = heights[heights >= 3]  # specks
     return float(np.median(heights)) if heights.size else None
-
-
-def _runs(mask: np.ndarray, length: int) -> np.ndarray:
-    """Pixels lying in a horizontal run of at least `length` True pixels."""
-    height, width = mask.shape
-    if length > width:
-        return np.zeros_like(mask)
-    zeros = np.zeros((height, 1), dtype=np.int32)
-    cs = np.concatenate([zeros, np.cumsum(mask, axis=1, dtype=np.int32)], axis=1)
-    full = (cs[:, length:] - cs[:, :-length]) == length  # window starting at j is all True
-    cf = np.concatenate([zeros, np.cumsum(full, axis=1, dtype=np.int32)], axis=1)
-    j = np.arange(width)
-    lo = np.clip(j - length + 1, 0, full.shape[1])
-    hi = np.clip(j + 1, 0, full.shape[1])
-    return (cf[:, hi] - cf[:, lo]) > 0
-
-
-def _dilate(mask: np.ndarray, size: int) -> np.ndarray:
-    img = Image.fromarray(mask.astype(np.uint8) * 255).filter(ImageFilter.MaxFilter(size))
-    return np.asarray(img) > 0

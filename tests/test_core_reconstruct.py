@@ -36,7 +36,7 @@ def test_two_overlapping_spanning_cells_resolved():
     objs, words, size = oracle_objects(3, 3, [])
     objs.append(StructureObject("table spanning cell", 0.9, (0, 0, 160, 60)))  # rows 0-1, cols 0-1
     objs.append(StructureObject("table spanning cell", 0.8, (80, 30, 240, 90)))  # rows 1-2, cols 1-2 (clash)
-    grid = rebuild(objs, words, size)
+    grid = rebuild(objs, [], size)  # no words: each cell's own word would contradict the spans
     spans = [c for c in grid.cells if c.rowspan * c.colspan > 1]
     assert (spans[0].row, spans[0].col, spans[0].rowspan, spans[0].colspan) == (0, 0, 2, 2)
     assert len(spans) == 2  # the weaker one trimmed to the slots still free, as a rectangle
@@ -49,7 +49,7 @@ def test_overlapping_span_that_cannot_be_trimmed_is_dropped():
     objs, words, size = oracle_objects(3, 3, [])
     objs.append(StructureObject("table spanning cell", 0.9, (0, 0, 240, 60)))  # rows 0-1, all columns
     objs.append(StructureObject("table spanning cell", 0.8, (80, 0, 160, 90)))  # column 1, all rows
-    grid = rebuild(objs, words, size)
+    grid = rebuild(objs, [], size)  # no words: each cell's own word would contradict the spans
     sig = grid.shape_signature()
     assert (0, 0, 2, 3) in sig and (2, 1, 1, 1) in sig
     assert any("dropped" in r for r in grid.repairs)

@@ -13,7 +13,10 @@ import pytest
 from contract_check import contract_problems
 from PIL import Image
 
+from worker.core.html_out import grid_to_html
 from worker.core.html_parse import html_to_grid
+from worker.core.reconstruct import reconstruct
+from worker.core.replay import parse_payload
 from worker.devtools.samples import financial_table, make_born_digital_pdf, make_page, make_scanned_pdf, write_sample
 from worker.pipeline import extract_document, load_stages
 from worker.settings import Settings
@@ -71,6 +74,22 @@ def test_scanned_pdf_every_file_of_the_contract(tiny_models, scanned_pdf, tmp_pa
     store = LocalStorage(tmp_path / "out")
     manifest = extract_document(scanned_pdf, stages=load_stages(settings), storage=store, settings=settings)
     check_contract(tmp_path / "out", manifest)
+    # the stored payload (objects, words and the crop's ruling lines) replays to the same HTML
+    for entry in manifest["tables"]:
+        folder = tmp_path / "out" / manifest["doc_id"] / "tables"
+        record = json.loads((folder / f"{entry['table_id']}.json").read_text())
+        assert set(record["structure"]["lines"]) == {"h", "v"}
+        item = parse_payload(record["structure"])
+        grid = reconstruct(
+            item.objects,
+            item.words,
+            item.image_size,
+            settings.thresholds(),
+            settings.duplicate_overlap,
+            item.lines,
+            settings.refine_rules(),
+        )
+        assert grid_to_html(grid) == (folder / f"{entry['table_id']}.html").read_text().rstrip("\n")
     # every detection query predicts the same table: one table per page, not fifteen
     assert [t["page"] for t in manifest["tables"]] == [1, 2]
     assert all(t["text_source"] == "ocr" for t in manifest["tables"])

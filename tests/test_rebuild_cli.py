@@ -26,18 +26,46 @@ def test_rebuild_prints_html(tmp_path, capsys):
     assert out.startswith('<table><thead><tr><th colspan="2">r0c0</th></tr></thead>')
 
 
+# Not a structure payload at all: one error line. (A bad box or label inside a well-formed
+# payload is repaired or dropped instead, see LENIENT.)
 HOSTILE = {
     "missing objects": {"image_size": [10, 10]},
-    "negative box": {"objects": [{"label": "table row", "score": 0.9, "bbox": [-5, 0, 10, 10]}]},
-    "nan box": '{"objects": [{"label": "table row", "score": 0.9, "bbox": [0, NaN, 10, 10]}]}',
-    "inverted box": {"objects": [{"label": "table row", "score": 0.9, "bbox": [10, 0, 5, 10]}]},
-    "bad label": {"objects": [{"label": "<b>", "score": 0.9, "bbox": [0, 0, 1, 1]}]},
+    "objects not a list": {"objects": {"label": "table row"}},
+    "bbox not numbers": {"objects": [{"label": "table row", "score": 0.9, "bbox": ["a", 0, 10, 10]}]},
+    "label not a string": {"objects": [{"label": 7, "score": 0.9, "bbox": [0, 0, 1, 1]}]},
     "missing key": {"objects": [{"label": "table row", "bbox": [0, 0, 1, 1]}]},
     "100k objects": {"objects": [{"label": "table row", "score": 0.9, "bbox": [0, 0, 1, 1]}] * 100_000},
     "not json": "this is not json",
     "a list": [1, 2, 3],
     "deep nesting": "[" * 100_000 + "]" * 100_000,
 }
+
+
+def _lenient(bad: dict) -> dict:
+    good = good_payload()
+    good["objects"].append(bad)
+    return good
+
+
+# One bad object in an otherwise good payload: the table is rebuilt, the object repaired or dropped.
+LENIENT = {
+    "negative box": _lenient({"label": "table row", "score": 0.9, "bbox": [-6.4, -2, 165, 30]}),
+    "nan box": _lenient({"label": "table row", "score": 0.9, "bbox": [0, float("nan"), 10, 10]}),
+    "inverted box": _lenient({"label": "table row", "score": 0.9, "bbox": [10, 0, 5, 10]}),
+    "unknown label": _lenient({"label": "<b>", "score": 0.9, "bbox": [0, 0, 1, 1]}),
+}
+
+
+@pytest.mark.parametrize("name", list(LENIENT))
+def test_rebuild_one_bad_object_loses_nothing(tmp_path, capsys, name):
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps(LENIENT[name]))  # NaN is written as the JSON extension NaN
+    assert main(["rebuild", str(f)]) == 0
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(good_payload()))
+    out = capsys.readouterr().out
+    assert main(["rebuild", str(good)]) == 0
+    assert out == capsys.readouterr().out
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
@@ -57,12 +85,19 @@ def test_rebuild_hostile_input_fails_cleanly(tmp_path, name):
 def test_rebuild_jsonl_keeps_order_and_reports_bad_lines(tmp_path, capsys):
     f = tmp_path / "in.jsonl"
     good = json.dumps(good_payload())
-    f.write_text("\n".join([good, "garbage", json.dumps(HOSTILE["negative box"]), good]) + "\n")
+    lines = [good, "garbage", json.dumps(HOSTILE["missing key"]), json.dumps(LENIENT["negative box"]), good]
+    f.write_text("\n".join(lines) + "\n")
     assert main(["rebuild", "--jsonl", str(f)]) == 1
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [("html" in o, "error" in o) for o in out] == [(True, False), (False, True), (False, True), (True, False)]
+    assert [("html" in o, "error" in o) for o in out] == [
+        (True, False),
+        (False, True),
+        (False, True),
+        (True, False),
+        (True, False),
+    ]
     assert out[1]["error"].startswith("line 2: not JSON")
-    assert out[0]["html"] == out[3]["html"]
+    assert out[0]["html"] == out[3]["html"] == out[4]["html"]
 
 
 def test_rebuild_usage_errors(tmp_path):

@@ -21,7 +21,7 @@ from worker.core.captions import Context
 from worker.core.detections import TableBox
 from worker.core.replay import payload
 from worker.core.serialise import TableContext, rows_text, serialisations
-from worker.core.types import StructureObject, TableGrid, Word
+from worker.core.types import RulingLines, StructureObject, TableGrid, Word
 from worker.exports import export_record
 from worker.storage.base import Storage
 from worker.timestamps import utc_now_iso
@@ -70,6 +70,7 @@ def table_record(
     page_size: tuple[int, int],
     structure: Sequence[StructureObject],
     words: Sequence[Word],
+    lines: RulingLines | None = None,
 ) -> TableRecord:
     """The stored record of one table (`<table_id>.json`), checked against the contract."""
     tid = table_id(page, index)
@@ -90,7 +91,7 @@ def table_record(
             "page_size": list(page_size),
             "context": context.to_dict() if context else None,
             "serialisations": serialisations(grid, ctx, table_id=tid),
-            "structure": payload(crop_size, list(structure), list(words), image=f"{tid}.png"),
+            "structure": payload(crop_size, list(structure), list(words), image=f"{tid}.png", lines=lines),
         }
     )
 

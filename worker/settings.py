@@ -11,6 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 if TYPE_CHECKING:
     from worker.core.flags import FlagRules
+    from worker.core.refine import RefineRules
 
 # Hub ids with a named revision (`id@revision`): `no_timm` is the detection branch whose
 # backbone loads without timm; set a commit hash here to pin harder.
@@ -54,6 +55,22 @@ class Settings(BaseSettings):
     threshold_spanning_cell: float = Field(0.5, ge=0, le=1, description="min score for `table spanning cell`")
     duplicate_overlap: float = Field(
         0.5, ge=0, le=1, description="rows (columns) whose IoU along their axis exceeds this are duplicates"
+    )
+
+    # --- structure refinement with words and ruling lines (worker.core.refine) ---
+    refine_lines: bool = Field(
+        True, description="find ruling lines on each crop and move row/column boundaries onto them"
+    )
+    refine_gaps: bool = Field(True, description="move a row/column boundary that cuts words into the gap beside it")
+    refine_split: bool = Field(
+        True, description="split a row/column holding two separated bands of words (recovers dropped rows/columns)"
+    )
+    refine_slivers: bool = Field(
+        True, description="merge a thin empty row/column left between two boundaries in one gap"
+    )
+    refine_spans: bool = Field(
+        True,
+        description="undo a spanning cell whose slots hold separate texts; span text lying across a column boundary",
     )
 
     # --- rendering and input limits -----------------------------------------
@@ -360,6 +377,18 @@ class Settings(BaseSettings):
             low_confidence=self.flag_low_confidence,
             low_ocr_confidence=self.flag_low_ocr_confidence,
             empty_fraction=self.flag_empty_fraction,
+        )
+
+    def refine_rules(self) -> RefineRules:
+        """Which word- and line-based corrections the core's reconstruction runs."""
+        from worker.core.refine import RefineRules
+
+        return RefineRules(
+            lines=self.refine_lines,
+            gaps=self.refine_gaps,
+            split=self.refine_split,
+            slivers=self.refine_slivers,
+            spans=self.refine_spans,
         )
 
     def thresholds(self) -> dict[str, float]:

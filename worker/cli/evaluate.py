@@ -22,6 +22,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--seed", type=int, default=0)
     o.add_argument("--limit", type=int, help="at most this many tables (for a quick look)")
     o.add_argument("--json", type=Path, dest="json_out", help="also write the full results here")
+    o.add_argument(
+        "--words",
+        default="oracle",
+        choices=["oracle", "ocr", "ocr-keep-rules"],
+        help="cell words from the ground truth (default) or OCR of the table image (OCR mode)",
+    )
+    o.add_argument("--no-refine", action="store_true", help="turn the word/line corrections of the bands off")
     o.set_defaults(func=run_oracle)
     add_probes_parser(esub)
     add_sql_parser(esub)
@@ -36,7 +43,12 @@ def run_oracle(args: argparse.Namespace) -> int:
         return 1
     levels = args.levels.split(",") if args.levels else list(LEVEL_NAMES)
     try:
-        results = run_oracle_eval(args.data, levels, args.seed, limit=args.limit)
+        from worker.core.refine import RefineRules
+
+        off = RefineRules(lines=False, gaps=False, split=False, slivers=False)
+        results = run_oracle_eval(
+            args.data, levels, args.seed, limit=args.limit, words=args.words, refine=off if args.no_refine else None
+        )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -29,7 +29,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _words_from_image(item: ReplayInput, image: Path | None, base: Path) -> None:
-    """Fill empty words by OCR of the crop, the same OCR the pipeline uses."""
+    """Fill empty words by OCR of the crop, the same OCR the pipeline uses, and ruling lines
+    (when the payload has none) by the same line detection."""
     path = image or (Path(item.image) if item.image else None)
     if item.words or path is None:
         return
@@ -47,6 +48,10 @@ def _words_from_image(item: ReplayInput, image: Path | None, base: Path) -> None
     except (OSError, ValueError) as exc:
         raise ReplayError(f"cannot read image {path}: {exc}") from exc
     item.words = ocr_words(rgb, lang=settings.ocr_lang, psm=settings.ocr_psm)
+    if item.lines is None and settings.refine_lines:
+        from models.rules import find_ruling_lines
+
+        item.lines = find_ruling_lines(rgb)
     if item.image_size is None:
         item.image_size = (float(rgb.width), float(rgb.height))
 
@@ -58,7 +63,15 @@ def rebuild_one(obj: Any, image: Path | None = None, base: Path = Path(".")) -> 
     item = parse_payload(obj)
     _words_from_image(item, image, base)
     settings = get_settings()
-    grid = reconstruct(item.objects, item.words, item.image_size, settings.thresholds(), settings.duplicate_overlap)
+    grid = reconstruct(
+        item.objects,
+        item.words,
+        item.image_size,
+        settings.thresholds(),
+        settings.duplicate_overlap,
+        item.lines if settings.refine_lines else None,
+        settings.refine_rules(),
+    )
     return grid_to_html(grid)
 
 

@@ -123,13 +123,23 @@ class StructureObjectRecord(Contract):
     bbox: list[Number]
 
 
+class LinesRecord(Contract):
+    """Ruling lines found on the crop: y of horizontal and x of vertical lines, crop pixels."""
+
+    h: list[Number]
+    v: list[Number]
+
+
 class ReplayPayload(Contract):
     """The structure model's output plus the words: `tablesight rebuild` turns it into HTML."""
+
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"image", "lines"})
 
     image_size: list[int]
     objects: list[StructureObjectRecord]
     words: list[WordRecord]
     image: str | None = None
+    lines: LinesRecord | None = None
 
 
 class ColumnSchema(Contract):

@@ -26,6 +26,37 @@ def clean(text: str) -> str:
     return " ".join(text.split())
 
 
+# Dot leaders: a run of three or more dots (spaced or not) that leads the eye from a label to
+# its values ("All ages . . . . ."). Typography, not words: labels drop it, cell text keeps it.
+_LEADER = re.compile(r"(?:\s*[.·…_]){3,}\s*$")
+
+
+def label_text(text: str) -> str:
+    """A cell's text as a label: whitespace collapsed and trailing dot leaders removed."""
+    t = clean(text)
+    stripped = _LEADER.sub("", t).rstrip(" :")
+    return stripped or t
+
+
+# A units or sub-header row under the column labels: every text a short unit, count or rate
+# word ("no.", "Rate", "%", "($1,000)", "(thousands)"), never a value of the body.
+_UNIT_WORDS = (
+    r"no\.?|number|numbers|percent|per ?cent|pct\.?|%|rate|rates|ratio|index|amount|total|"
+    r"dollars|\$|£|€|thousands?|millions?|billions?|units?|years?|months?|days?|hours?|"
+    r"persons|people|households|mean|median|average|value|share|change|count|cases|"
+    r"kg|g|t|km|m|l|ha|mw|kwh"
+)
+_UNIT_ROW = re.compile(
+    r"^(?:\((?:[^()]{1,24})\)|(?:" + _UNIT_WORDS + r")(?:\s*(?:per|of|in|/)\s*[\w$£€,.]{1,12})?)$", re.IGNORECASE
+)
+
+
+def is_unit_like(text: str) -> bool:
+    """A units or sub-header entry: a short unit/count/rate word or anything in parentheses."""
+    t = clean(text)
+    return bool(t) and len(t) <= 28 and bool(_UNIT_ROW.match(t))
+
+
 def is_value_like(text: str) -> bool:
     """A number, amount, percentage or a placeholder dash: what body cells hold, not labels."""
     t = clean(text)
@@ -43,22 +74,23 @@ def slot_cells(grid: TableGrid) -> list[list[Cell]]:
         for r, c in cell.slots():
             if 0 <= r < grid.n_rows and 0 <= c < grid.n_cols:
                 slots[r][c] = cell
-    # a broken partition must not crash a serialiser: an unowned slot gets an empty cell
-    return [[cell if cell is not None else Cell(r, c) for c, cell in enumerate(row)] for r, row in enumerate(slots)]
+    # a broken partition must not crash a serialiser: a slot no cell claims gets an empty one
+    return [[owner if owner is not None else Cell(r, c) for c, owner in enumerate(row)] for r, row in enumerate(slots)]
 
 
 def _row_texts(slots: list[list[Cell]], r: int) -> list[str]:
     return [clean(cell.text) for cell in slots[r]]
 
 
-def infer_header_rows(grid: TableGrid, max_rows: int = 3) -> int:
+def infer_header_rows(grid: TableGrid, max_rows: int = 4) -> int:
     """Leading rows that look like a column header, for grids whose structure marks none.
 
     Conservative on purpose (a data row taken for labels mislabels every value below it):
     row 0 qualifies when all its texts are labels (years count as labels), it has a label
     beyond the first column, and some column below it is mostly values. Further rows join
     while they are labels too and the row above has a label spanning columns or they leave
-    the first column empty (the shape of sub-header rows).
+    the first column empty (the shape of sub-header rows), or while every text beyond the
+    first column is a unit word ("no.", "Rate", "(thousands)": a units row under the labels).
     """
     if grid.n_rows < 2 or grid.n_cols < 2:
         return 0
@@ -68,13 +100,17 @@ def infer_header_rows(grid: TableGrid, max_rows: int = 3) -> int:
         texts = _row_texts(slots, r)
         return any(texts[1:]) and not any(is_value_like(t) for t in texts)
 
+    def units_row(r: int) -> bool:
+        texts = [t for c, t in enumerate(_row_texts(slots, r)) if c > 0 and slots[r][c].row == r]
+        return any(texts) and all(is_unit_like(t) for t in texts if t)
+
     if not labels_only(0):
         return 0
     k = 1
-    while k < min(max_rows, grid.n_rows - 1) and labels_only(k):
+    while k < min(max_rows, grid.n_rows - 1) and (labels_only(k) or units_row(k)):
         above_spans = any(cell.colspan > 1 and cell.row + cell.rowspan - 1 == k - 1 for cell in slots[k - 1])
         stub_empty = not clean(slots[k][0].text) or slots[k][0].row < k
-        if not (above_spans or stub_empty):
+        if not (above_spans or stub_empty or units_row(k)):
             break
         k += 1
     for c in range(1, grid.n_cols):
@@ -106,7 +142,7 @@ def column_paths(grid: TableGrid, header_rows: int) -> list[list[str]]:
         seen: set[int] = set()
         for r in range(min(header_rows, grid.n_rows)):
             cell = slots[r][c]
-            text = clean(cell.text)
+            text = label_text(cell.text)
             if id(cell) in seen or not text:
                 continue
             seen.add(id(cell))
@@ -144,8 +180,9 @@ class BodyRow:
 
     @property
     def label(self) -> str:
-        """The row label: section path and first-column text, joined as a path."""
-        return PATH_SEP.join([*self.group, self.cells[0]] if self.cells and self.cells[0] else self.group)
+        """The row label: section path and first-column text (dot leaders dropped), joined as a path."""
+        head = label_text(self.cells[0]) if self.cells else ""
+        return PATH_SEP.join([*self.group, head] if head else self.group)
 
 
 def _is_group_row(row: list[Cell], n_cols: int) -> bool:
@@ -155,16 +192,40 @@ def _is_group_row(row: list[Cell], n_cols: int) -> bool:
     return n_cols > 1 and all(cell is first for cell in row) and bool(clean(first.text))
 
 
+def _label_only_group_rows(slots: list[list[Cell]], header_rows: int, n_rows: int, n_cols: int) -> set[int]:
+    """Rows that hold a label in the first column and nothing else, directly above a row with
+    values whose own label does not go on in lower case (that would be a wrapped label, not a
+    section): the section rows of statistical tables drawn without a spanning cell."""
+    out: set[int] = set()
+    if n_cols < 3:
+        return out
+    for r in range(header_rows, n_rows - 1):
+        row = slots[r]
+        first = clean(row[0].text)
+        if not first or row[0].row != r or row[0].rowspan > 1 or is_value_like(first):
+            continue
+        if any(clean(cell.text) for cell in row[1:] if cell is not row[0]):
+            continue
+        below = slots[r + 1]
+        label = clean(below[0].text)
+        if label[:1].islower() or below[0] is row[0]:
+            continue
+        if any(is_value_like(clean(cell.text)) for cell in below[1:] if cell is not below[0]) or not label:
+            out.add(r)
+    return out
+
+
 def body_rows(grid: TableGrid, header_rows: int) -> list[BodyRow]:
     """Every row below the header, classified, with group paths and blocks filled in.
 
     Consecutive group rows nest (`Assets / Current assets`); a group row after data rows
-    starts a new path. Only structural groups count (projected row headers and rows that
-    are one full-width cell): a row with text in the first column alone may be a wrapped
-    label, and guessing wrong would mislabel every row after it.
+    starts a new path. Structural groups count (projected row headers and rows that are one
+    full-width cell), and rows with a label alone directly above a row of values, unless the
+    next label goes on in lower case (a wrapped label, which must not mislabel what follows).
     """
     slots = slot_cells(grid)
     header_texts = [_row_texts(slots, r) for r in range(header_rows)]
+    label_groups = _label_only_group_rows(slots, header_rows, grid.n_rows, grid.n_cols)
     out: list[BodyRow] = []
     path: list[str] = []
     last_kind = "data"
@@ -175,8 +236,8 @@ def body_rows(grid: TableGrid, header_rows: int) -> list[BodyRow]:
         row = slots[r]
         texts = _row_texts(slots, r)
         starts = [cell.col == c for c, cell in enumerate(row)]
-        if _is_group_row(row, grid.n_cols):
-            text = texts[0]
+        if _is_group_row(row, grid.n_cols) or r in label_groups:
+            text = label_text(texts[0])
             if text and row[0].row == r:  # a group cell spanning rows counts once
                 path = [*path, text] if last_kind == "group" else [text]
                 if last_kind != "group":

@@ -1,10 +1,11 @@
 """Structure objects + words -> a rectangular grid with spans, headers and cell text.
 
 Where the reference post-processing of Table Transformer goes wrong (docs/architecture.md,
-'Table Transformer, as we use it') this
-module does the opposite on purpose: empty rows and columns are kept, every slot belongs
-to exactly one cell, every span is a contiguous rectangle with boxes that match it, header
-rows may be several, and nothing the model said is dropped without a note in `repairs`.
+'Table Transformer, as we use it') this module does the
+opposite on purpose: empty rows and columns are kept, every slot belongs to exactly one
+cell, every span is a contiguous rectangle with boxes that match it, header rows may be
+several, one bad object never loses the table (`sanitise`), the bands are corrected with the
+words and ruling lines (`refine`), and nothing is changed without a note in `repairs`.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from worker.core import span_words
 from worker.core.bands import Band, best_band, covered, interval, snap, suppress_duplicates
 from worker.core.cell_text import assign_words, reading_order_text
 from worker.core.geometry import clip, union_box
+from worker.core.refine import RefineRules, marks_for, refine_axis
+from worker.core.sanitise import sanitise
 from worker.core.spans import SpanRect, place_spans
 from worker.core.types import (
     COLUMN,
@@ -25,6 +29,7 @@ from worker.core.types import (
     TABLE,
     BBox,
     Cell,
+    RulingLines,
     StructureObject,
     TableGrid,
     Word,
@@ -139,16 +144,73 @@ def _span_candidates(
     return out
 
 
+def _refine(
+    rows: list[Band],
+    cols: list[Band],
+    by_label: dict[str, list[StructureObject]],
+    words: list[Word],
+    lines: RulingLines | None,
+    rules: RefineRules,
+    repairs: list[str],
+) -> tuple[list[Band], list[Band]]:
+    """Columns, then rows, corrected with the words (and ruling lines) of the crop.
+
+    Text that may legitimately cross a boundary is left out of the words a boundary must not
+    cut: spanning cells, and for columns also the column header and projected row headers,
+    whose labels often run over several columns.
+    """
+    if not words or not rules.any:
+        return rows, cols
+    # a spanning cell's text may cross the boundaries it spans, however narrow the cell
+    spans = [o.bbox for o in by_label.get(SPANNING_CELL, [])]
+    wide = tall = spans
+    headers = [o.bbox for o in by_label.get(COLUMN_HEADER, []) + by_label.get(PROJECTED_ROW_HEADER, [])]
+    pairs = [(w.bbox, w.text) for w in words]
+    col_marks = marks_for(pairs, "x", skip=wide + headers)
+    cols = refine_axis(
+        cols,
+        col_marks,
+        lines.v if lines else (),
+        [(b.lo, b.hi) for b in rows],
+        rules,
+        "column",
+        repairs,
+        every_word=marks_for(pairs, "x"),
+        cell_edges=[v for b in spans for v in (b[0], b[2])],
+    )
+    row_marks = marks_for(pairs, "y", skip=tall, shrink=0.1)
+    rows = refine_axis(
+        rows,
+        row_marks,
+        lines.h if lines else (),
+        [(b.lo, b.hi) for b in cols],
+        rules,
+        "row",
+        repairs,
+        every_word=marks_for(pairs, "y"),
+        cell_edges=[v for b in spans for v in (b[1], b[3])],
+    )
+    return rows, cols
+
+
 def reconstruct(
     objects: list[StructureObject],
     words: list[Word],
     image_size: tuple[float, float] | None = None,
     thresholds: dict[str, float] | None = None,
     duplicate_overlap: float = 0.5,
+    lines: RulingLines | None = None,
+    refine: RefineRules | None = None,
 ) -> TableGrid:
-    """Rebuild one table. Pure function of its inputs; never raises on odd but valid input."""
+    """Rebuild one table. Pure function of its inputs; never raises, whatever the boxes hold.
+
+    `lines` are the crop's ruling lines (found by an image step outside the core); `refine`
+    says which word- and line-based corrections run (default: all).
+    """
     limits = {**DEFAULT_THRESHOLDS, **(thresholds or {})}
-    repairs: list[str] = []
+    clean = sanitise(objects, words, image_size)
+    repairs: list[str] = list(clean.repairs)
+    objects, words = clean.objects, clean.words
     kept = [o for o in objects if _finite_box(o.bbox) and o.score >= limits.get(o.label, 1.1)]
     by_label: dict[str, list[StructureObject]] = {}
     for o in kept:
@@ -168,6 +230,7 @@ def reconstruct(
     x0, y0, x1, y1 = box
     rows = _bands(by_label.get(ROW, []), "y", y0, y1, (x0, x1), duplicate_overlap, "row", repairs)
     cols = _bands(by_label.get(COLUMN, []), "x", x0, x1, (y0, y1), duplicate_overlap, "column", repairs)
+    rows, cols = _refine(rows, cols, by_label, words, lines, refine or RefineRules(), repairs)
     n_rows, n_cols = len(rows), len(cols)
 
     header = _header_rows(by_label.get(COLUMN_HEADER, []), rows)
@@ -185,8 +248,21 @@ def reconstruct(
     spans = _span_candidates(
         sorted(by_label.get(SPANNING_CELL, []), key=lambda o: -o.score), rows, cols, header, repairs
     )
+    rules = refine or RefineRules()
+    if rules.spans and words:
+        row_gap, col_gap = span_words.gaps(rows, cols, words)
+        spans, contradicted = span_words.drop_contradicted(spans, rows, cols, words, row_gap, col_gap)
+        if contradicted:
+            repairs.append(f"{contradicted} spanning cell(s) over separate texts undone")
     placed, span_repairs = place_spans(fixed, spans, n_rows, n_cols)
     repairs.extend(span_repairs)
+    if rules.spans and words:
+        taken = {slot for rect in placed for slot in rect.slots()}
+        found = span_words.spans_from_text(rows, cols, words, col_gap, taken)
+        if found:
+            more, _ = place_spans([], found, n_rows, n_cols)
+            placed += more
+            repairs.append(f"{len(more)} spanning cell(s) made where text lies across a column boundary")
 
     cells: list[Cell] = []
     owner = [[-1] * n_cols for _ in range(n_rows)]

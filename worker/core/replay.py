@@ -1,8 +1,12 @@
-"""The structure-objects replay format (docs/architecture.md): validate untrusted JSON into core types.
+"""The structure-objects replay format: untrusted JSON into core types, strict on shape only
+(docs/architecture.md, 'The replay format').
 
-Anything wrong in a payload (missing keys, NaN or inverted boxes, absurd sizes) becomes one
-`ReplayError` with a message naming the place, so `tablesight rebuild` can print a line
-instead of a traceback.
+A payload that is not a structure payload at all (not an object, no `objects` list, values
+of the wrong type, absurd sizes) becomes one `ReplayError` naming the place, so `tablesight
+rebuild` can print a line instead of a traceback. Bad values inside well-typed objects (a box
+a little outside the image, NaN, inverted, an unknown label) pass through: reconstruction
+repairs or drops those one by one (`worker.core.sanitise`) and records it, so one bad object
+never loses the table.
 """
 
 from __future__ import annotations
@@ -11,11 +15,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from worker.core.types import STRUCTURE_LABELS, BBox, StructureObject, Word
+from worker.core.types import BBox, RulingLines, StructureObject, Word
 
 MAX_OBJECTS = 5_000  # the structure model emits at most 125
 MAX_WORDS = 200_000
 MAX_TEXT = 10_000
+MAX_LINES = 10_000
 
 
 class ReplayError(ValueError):
@@ -28,21 +33,35 @@ class ReplayInput:
     objects: list[StructureObject]
     words: list[Word]
     image: str | None
+    lines: RulingLines | None = None
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def _bbox(value: Any, where: str) -> BBox:
-    if not isinstance(value, (list, tuple)) or len(value) != 4:
+    """Four numbers (NaN, negative or inverted allowed here: reconstruction repairs or drops them)."""
+    if not isinstance(value, (list, tuple)) or len(value) != 4 or not all(_number(v) for v in value):
         raise ReplayError(f"{where}: bbox must be a list of 4 numbers")
-    out = []
-    for v in value:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise ReplayError(f"{where}: bbox has a non-finite or non-numeric value {v!r}")
-        if v < 0:
-            raise ReplayError(f"{where}: bbox has a negative coordinate {v!r}")
-        out.append(float(v))
-    if out[2] < out[0] or out[3] < out[1]:
-        raise ReplayError(f"{where}: bbox must have x0 <= x1 and y0 <= y1, got {out}")
-    return (out[0], out[1], out[2], out[3])
+    return (float(value[0]), float(value[1]), float(value[2]), float(value[3]))
+
+
+def _lines(value: Any) -> RulingLines | None:
+    """Optional `{"h": [y, ...], "v": [x, ...]}`: ruling-line positions found on the crop."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ReplayError('\'lines\' must be an object {"h": [...], "v": [...]}')
+    out: dict[str, tuple[float, ...]] = {}
+    for key in ("h", "v"):
+        raw = value.get(key) or []
+        if not isinstance(raw, list) or not all(_number(v) for v in raw):
+            raise ReplayError(f"'lines.{key}' must be a list of numbers")
+        if len(raw) > MAX_LINES:
+            raise ReplayError(f"too many lines in 'lines.{key}': {len(raw)} (limit {MAX_LINES})")
+        out[key] = tuple(float(v) for v in raw)
+    return RulingLines(out["h"], out["v"])
 
 
 def parse_payload(obj: Any) -> ReplayInput:
@@ -76,12 +95,12 @@ def parse_payload(obj: Any) -> ReplayInput:
         for key in ("label", "score", "bbox"):
             if key not in o:
                 raise ReplayError(f"{where}: missing key '{key}'")
-        if o["label"] not in STRUCTURE_LABELS:
-            raise ReplayError(f"{where}: unknown label {str(o['label'])[:60]!r}")
-        score = o["score"]
-        if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
-            raise ReplayError(f"{where}: score must be a number in [0, 1]")
-        objects.append(StructureObject(o["label"], float(score), _bbox(o["bbox"], where)))
+        if not isinstance(o["label"], str):
+            raise ReplayError(f"{where}: label must be a string")
+        if not _number(o["score"]):
+            raise ReplayError(f"{where}: score must be a number")
+        # an unknown label or a score outside [0, 1] is ignored or clamped by reconstruction
+        objects.append(StructureObject(o["label"][:100], float(o["score"]), _bbox(o["bbox"], where)))
     raw_words = obj.get("words") or []
     if not isinstance(raw_words, list):
         raise ReplayError("'words' must be a list")
@@ -95,19 +114,23 @@ def parse_payload(obj: Any) -> ReplayInput:
         if len(w["text"]) > MAX_TEXT:
             raise ReplayError(f"{where}: text longer than {MAX_TEXT} characters")
         conf = w.get("confidence")
-        if conf is not None and (
-            isinstance(conf, bool) or not isinstance(conf, (int, float)) or not math.isfinite(conf)
-        ):
+        if conf is not None and not _number(conf):
             raise ReplayError(f"{where}: confidence must be a number")
+        if conf is not None and not math.isfinite(conf):
+            conf = None  # an unknown confidence, not a reason to lose the word
         words.append(Word(w["text"], _bbox(w.get("bbox"), where), None if conf is None else float(conf)))
     image = obj.get("image")
     if image is not None and not isinstance(image, str):
         raise ReplayError("'image' must be a path string")
-    return ReplayInput(image_size, objects, words, image)
+    return ReplayInput(image_size, objects, words, image, _lines(obj.get("lines")))
 
 
 def payload(
-    image_size: tuple[float, float], objects: list[StructureObject], words: list[Word], image: str | None = None
+    image_size: tuple[float, float],
+    objects: list[StructureObject],
+    words: list[Word],
+    image: str | None = None,
+    lines: RulingLines | None = None,
 ) -> dict[str, Any]:
     """The inverse of parse_payload: what the per-table JSON stores for replay."""
     out: dict[str, Any] = {
@@ -126,4 +149,6 @@ def payload(
     }
     if image is not None:
         out["image"] = image
+    if lines is not None:
+        out["lines"] = {"h": [round(v, 2) for v in lines.h], "v": [round(v, 2) for v in lines.v]}
     return out

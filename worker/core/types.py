@@ -35,6 +35,15 @@ class StructureObject:
     bbox: BBox
 
 
+@dataclass(frozen=True, slots=True)
+class RulingLines:
+    """Positions of the ruling lines drawn on a table crop, in crop pixels: `h` the y of each
+    horizontal rule, `v` the x of each vertical one. Found by an image step outside the core."""
+
+    h: tuple[float, ...] = ()
+    v: tuple[float, ...] = ()
+
+
 @dataclass(slots=True)
 class Cell:
     """One grid cell; (row, col) is its top-left slot, spans count grid rows/columns covered."""

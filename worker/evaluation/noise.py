@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from worker.core.types import COLUMN, ROW, SPANNING_CELL, TABLE, BBox, StructureObject
+from worker.core.types import COLUMN, COLUMN_HEADER, ROW, SPANNING_CELL, TABLE, BBox, StructureObject
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +24,11 @@ class NoiseLevel:
     column; drop_span: probability per spanning cell; false_spans: invented spanning cells
     per 10 grid rows (each merges two neighbouring slots); low_score: probability that a true
     object scores in `low_score_range` instead of `score_range`; duplicates score in
-    `duplicate_score_range`.
+    `duplicate_score_range`. Three kinds a model makes on real tables and the levels above lack:
+    merge_rows: probability per row that it comes out merged with the next one (one box over
+    both); drop_header: probability per table that one header row is missed; shift_rows: every
+    row box of the table moved, up or down, by this range of shares of its height (a boundary
+    half a row off runs through the text).
     """
 
     name: str
@@ -37,6 +41,9 @@ class NoiseLevel:
     score_range: tuple[float, float] = (1.0, 1.0)
     low_score_range: tuple[float, float] = (0.55, 0.85)
     duplicate_score_range: tuple[float, float] = (0.3, 0.75)
+    merge_rows: float = 0.0
+    drop_header: float = 0.0
+    shift_rows: tuple[float, float] = (0.0, 0.0)
 
 
 LEVELS: dict[str, NoiseLevel] = {
@@ -65,6 +72,13 @@ LEVELS: dict[str, NoiseLevel] = {
         score_range=(0.7, 1.0),
     ),
 }
+# One kind of error each, so a report can say which kind costs what (`kind:` levels).
+KINDS: dict[str, NoiseLevel] = {
+    "kind:merged-rows": NoiseLevel("kind:merged-rows", merge_rows=0.15, score_range=(0.8, 1.0)),
+    "kind:dropped-header": NoiseLevel("kind:dropped-header", drop_header=1.0, score_range=(0.8, 1.0)),
+    "kind:half-row-shift": NoiseLevel("kind:half-row-shift", shift_rows=(0.3, 0.5), score_range=(0.8, 1.0)),
+}
+LEVELS.update(KINDS)
 LEVEL_NAMES: tuple[str, ...] = tuple(LEVELS)
 
 
@@ -90,6 +104,7 @@ def add_noise(objects: list[StructureObject], level: str | NoiseLevel, rng: rand
     if lv == NoiseLevel(lv.name):  # no noise of any kind: return the oracle unchanged
         return list(objects)
     rows = sorted((o for o in objects if o.label == ROW), key=lambda o: o.bbox[1])
+    rows = _row_kinds(rows, [o.bbox for o in objects if o.label == COLUMN_HEADER], lv, rng)
     cols = sorted((o for o in objects if o.label == COLUMN), key=lambda o: o.bbox[0])
     spans = [o for o in objects if o.label == SPANNING_CELL]
     others = [o for o in objects if o.label not in (ROW, COLUMN, SPANNING_CELL)]
@@ -123,6 +138,38 @@ def add_noise(objects: list[StructureObject], level: str | NoiseLevel, rng: rand
     if table is not None:
         out = [StructureObject(o.label, o.score, _clip_to(o.bbox, table, row_h, col_w)) for o in out]
     return out
+
+
+def _row_kinds(
+    rows: list[StructureObject], headers: list[BBox], lv: NoiseLevel, rng: random.Random
+) -> list[StructureObject]:
+    """Merged neighbouring rows, a missed header row, all rows shifted: rows sorted top down."""
+    if lv.drop_header and rows and rng.random() < lv.drop_header:
+        in_header = [
+            i for i, o in enumerate(rows) if any(h[1] <= (o.bbox[1] + o.bbox[3]) / 2 <= h[3] for h in headers)
+        ] or [0]
+        del rows[rng.choice(in_header)]
+    if lv.merge_rows:
+        merged: list[StructureObject] = []
+        i = 0
+        while i < len(rows):
+            o = rows[i]
+            if i + 1 < len(rows) and rng.random() < lv.merge_rows:
+                b = rows[i + 1].bbox
+                o = StructureObject(o.label, o.score, (min(o.bbox[0], b[0]), o.bbox[1], max(o.bbox[2], b[2]), b[3]))
+                i += 1
+            merged.append(o)
+            i += 1
+        rows = merged
+    lo, hi = lv.shift_rows
+    if hi > 0:
+        sign = rng.choice((-1.0, 1.0))
+        share = rng.uniform(lo, hi)
+        rows = [
+            StructureObject(o.label, o.score, _shift(o.bbox, sign * share * (o.bbox[3] - o.bbox[1]), False))
+            for o in rows
+        ]
+    return rows
 
 
 def _score(lv: NoiseLevel, rng: random.Random) -> float:

@@ -16,11 +16,14 @@ from typing import Any
 
 from worker.core.html_out import grid_to_html
 from worker.core.reconstruct import reconstruct
-from worker.core.types import StructureObject, Word
+from worker.core.refine import RefineRules
+from worker.core.types import RulingLines, StructureObject, Word
 from worker.evaluation.dataset import GtTable, load_tables
 from worker.evaluation.noise import NoiseLevel, add_noise, get_level, make_rng
 from worker.evaluation.oracle import oracle_for
 from worker.evaluation.teds import is_rectangular, normalize_html, teds_normalized
+
+WORD_SOURCES = ("oracle", "ocr", "ocr-keep-rules")
 
 
 def oracle_inputs(
@@ -36,14 +39,41 @@ def oracle_inputs(
     return objects, oracle.words, oracle.image_size
 
 
+def ocr_inputs(table: GtTable, keep_rules: bool = False) -> tuple[list[Word], RulingLines]:
+    """OCR mode: the words tesseract reads on the table image (ruling lines erased first, as the
+    pipeline does, unless `keep_rules`) and the ruling lines found on it, as `rebuild` does
+    for a payload without words."""
+    from PIL import Image
+
+    from models.ocr import ocr_words
+    from models.rules import find_ruling_lines
+
+    dpi = 144  # the evaluation images' render resolution (see the data README)
+    min_len = max(10, dpi // 5)
+    with Image.open(table.image_path) as im:
+        rgb = im.convert("RGB")
+    words = ocr_words(rgb, rule_min_px=None if keep_rules else min_len, threads=1)
+    return words, find_ruling_lines(rgb, min_len)
+
+
 def table_key(table: GtTable) -> str:
     return f"{table.source}/{table.table_id}"
 
 
-def rebuild_html(table: GtTable, level: str | NoiseLevel, seed: int) -> tuple[str, bool]:
-    """Our HTML for the table at this level, and whether the grid came out valid."""
+def rebuild_html(
+    table: GtTable,
+    level: str | NoiseLevel,
+    seed: int,
+    ocr: tuple[list[Word], RulingLines] | None = None,
+    refine: RefineRules | None = None,
+) -> tuple[str, bool]:
+    """Our HTML for the table at this level, and whether the grid came out valid; `ocr` gives
+    OCR'd words and ruling lines in place of the oracle's words."""
     objects, words, size = oracle_inputs(table, level, seed)
-    grid = reconstruct(objects, words, image_size=size)
+    lines = None
+    if ocr is not None:
+        words, lines = ocr
+    grid = reconstruct(objects, words, image_size=size, lines=lines, refine=refine)
     try:
         grid.owner_map()
         valid = True
@@ -60,13 +90,23 @@ def score_html(pred_html: str, gt_norm: str) -> tuple[float, float]:
 
 
 def run_oracle_eval(
-    data_dir: Path, levels: Sequence[str | NoiseLevel], seed: int, limit: int | None = None, progress: bool = True
+    data_dir: Path,
+    levels: Sequence[str | NoiseLevel],
+    seed: int,
+    limit: int | None = None,
+    progress: bool = True,
+    words: str = "oracle",
+    refine: RefineRules | None = None,
 ) -> dict[str, Any]:
     """Rebuild every usable table of `data_dir` at each noise level and score it.
 
+    `words`: "oracle" (laid out from the ground truth), "ocr" (tesseract on the table image,
+    rules erased) or "ocr-keep-rules"; `refine`: the word/line corrections (default all).
     Returns summary means (overall, tables with spans, per source) per level, counts of
     invalid outputs and crashes (both should be 0), the skipped tables, and per-table rows.
     """
+    if words not in WORD_SOURCES:
+        raise ValueError(f"unknown word source {words!r}; known: {', '.join(WORD_SOURCES)}")
     from tqdm import tqdm
 
     started = time.perf_counter()
@@ -76,6 +116,7 @@ def run_oracle_eval(
     bar = tqdm(total=len(tables) * len(lvs), file=sys.stderr, disable=not progress, desc="oracle eval", unit="table")
     for table in tables:
         gt_norm = normalize_html(table.html)
+        ocr = ocr_inputs(table, keep_rules=words == "ocr-keep-rules") if words != "oracle" else None
         for lv in lvs:
             row: dict[str, Any] = {
                 "source": table.source,
@@ -86,7 +127,7 @@ def run_oracle_eval(
                 "n_cols": table.n_cols,
             }
             try:
-                html, valid = rebuild_html(table, lv, seed)
+                html, valid = rebuild_html(table, lv, seed, ocr, refine)
                 row["teds"], row["teds_struct"] = score_html(html, gt_norm)
                 row["valid"] = valid
             except Exception as exc:  # a crash scores 0 and is counted, the run goes on
@@ -98,6 +139,8 @@ def run_oracle_eval(
         "data_dir": str(data_dir),
         "seed": seed,
         "levels": [lv.name for lv in lvs],
+        "words": words,
+        "refine": asdict(refine or RefineRules()),
         "noise": {lv.name: asdict(lv) for lv in lvs},
         "n_tables": len(tables),
         "skipped": skipped,
@@ -153,7 +196,10 @@ def format_table(results: dict[str, Any]) -> str:
     if skipped:
         parts = [f"{src}: " + ", ".join(f"{n} {why}" for why, n in reasons.items()) for src, reasons in skipped.items()]
         lines.append("skipped: " + "; ".join(parts))
-    lines.append(f"tables: {results.get('n_tables', 0)}, seed {results.get('seed')}, {results.get('seconds', 0)} s")
+    lines.append(
+        f"tables: {results.get('n_tables', 0)}, seed {results.get('seed')}, words {results.get('words', 'oracle')}, "
+        f"{results.get('seconds', 0)} s"
+    )
     return "\n".join(lines)
 
 

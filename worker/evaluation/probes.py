@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from worker.core.chunks import approx_tokens, chunk_table
-from worker.core.headers import BodyRow, body_rows, clean, column_paths, infer_header_rows, slot_cells
+from worker.core.headers import BodyRow, body_rows, clean, column_paths, infer_header_rows, label_text, slot_cells
 from worker.core.reconstruct import reconstruct
 from worker.core.serialise import serialisations
 from worker.core.types import Cell, TableGrid
@@ -101,7 +101,15 @@ def make_probes(table: GtTable, header_rows: int, skipped: Counter[str]) -> list
             skipped["ambiguous row label"] += 1
         else:
             out.append(
-                Probe(table_key(table), r, c, cell.text, tuple([*row.group, row.cells[0]]), tuple(col_labels), stub)
+                Probe(
+                    table_key(table),
+                    r,
+                    c,
+                    cell.text,
+                    tuple([*row.group, label_text(row.cells[0])]),
+                    tuple(col_labels),
+                    stub,
+                )
             )
     return out
 
@@ -116,7 +124,7 @@ def _stub_labels(row: BodyRow, data: list[BodyRow], col: int) -> tuple[str, ...]
         if not same:
             break
         text = row.cells[k]
-        if text and text not in extra:
+        if text and row.starts[k] and text not in extra:  # a label spanning columns is said once
             extra.append(text)
             same = [r for r in same if r.cells[k] == text]
     return None if same else tuple(extra)

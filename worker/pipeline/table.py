@@ -69,9 +69,13 @@ def build_table(
 ) -> tuple[TableRecord, str]:
     """Grid, HTML, flags and serialisations of one settled table: its record and its HTML."""
     assert not isinstance(table.words, Future) and not isinstance(table.context, Future), "settle() first"
+    from models.rules import find_ruling_lines  # numpy image step: the core gets the positions as data
+
+    s = run.settings
     structure = [StructureObject(o["label"], float(o["score"]), tuple(o["bbox"])) for o in objects]
+    lines = find_ruling_lines(table.crop, max(10, run.dpi // 5)) if s.refine_lines else None
     grid = reconstruct(
-        structure, table.words, table.crop.size, run.settings.thresholds(), run.settings.duplicate_overlap
+        structure, table.words, table.crop.size, s.thresholds(), s.duplicate_overlap, lines, s.refine_rules()
     )
     flags = complexity_flags(grid, rotated=table.box.rotated, words=table.words, rules=run.settings.flag_rules())
     record = table_record(
@@ -89,5 +93,6 @@ def build_table(
         page_size=page_size,
         structure=structure,
         words=table.words,
+        lines=lines,
     )
     return record, grid_to_html(grid)

@@ -1,0 +1,77 @@
+"""Labels of government statistical tables: units rows, dot leaders, section rows, spanning stubs."""
+
+from __future__ import annotations
+
+from gridgen import grid_from_spec
+
+from worker.core.headers import body_rows, infer_header_rows, label_text
+from worker.core.serialise import serialisations
+
+
+def test_dot_leaders_leave_labels_but_stay_in_cell_text():
+    assert label_text("All ages . . . . . .") == "All ages"
+    assert label_text("Total.........") == "Total"
+    assert label_text("U.S. total") == "U.S. total"
+    texts = {(0, 0): "", (0, 1): "Persons", (1, 0): "All ages . . . . .", (1, 1): "1,204"}
+    grid = grid_from_spec(2, 2, [], header_rows=1, texts=texts)
+    ser = serialisations(grid)
+    assert ser["row_lines"] == ["All ages; Persons: 1,204"]
+    assert next(c.text for c in grid.cells if c.row == 1 and c.col == 0) == "All ages . . . . ."
+
+
+def test_units_row_under_a_two_row_header_joins_the_header():
+    texts = {
+        (0, 0): "Characteristic",
+        (0, 1): "Births",
+        (0, 2): "Births",
+        (1, 0): "",
+        (1, 1): "1990",
+        (1, 2): "2000",
+        (2, 0): "Item",
+        (2, 1): "no.",
+        (2, 2): "Rate",
+        (3, 0): "All ages",
+        (3, 1): "4,158",
+        (3, 2): "16.7",
+        (4, 0): "Under 15",
+        (4, 1): "11",
+        (4, 2): "1.4",
+    }
+    grid = grid_from_spec(5, 3, [(0, 1, 1, 2)], texts=texts)
+    assert infer_header_rows(grid) == 3
+    ser = serialisations(grid)
+    assert (
+        ser["row_lines"][0] == "Characteristic / Item: All ages; Births / 1990 / no.: 4,158; Births / 2000 / Rate: 16.7"
+    )
+
+
+def test_section_label_row_without_a_span_labels_its_members_but_a_wrapped_label_does_not():
+    texts = {
+        (0, 0): "",
+        (0, 1): "2019",
+        (0, 2): "2020",
+        (1, 0): "Males",
+        (1, 1): "",
+        (1, 2): "",
+        (2, 0): "Employed",
+        (2, 1): "10",
+        (2, 2): "11",
+        (3, 0): "Total expenditure",
+        (3, 1): "",
+        (3, 2): "",
+        (4, 0): "on health",
+        (4, 1): "5",
+        (4, 2): "6",
+    }
+    grid = grid_from_spec(5, 3, [], header_rows=1, texts=texts)
+    rows = {r.row: r for r in body_rows(grid, 1)}
+    assert rows[1].kind == "group" and rows[2].label == "Males / Employed"
+    assert rows[3].kind == "data"
+
+
+def test_row_label_spanning_two_columns_is_said_once():
+    texts = {(0, 0): "", (0, 1): "", (0, 2): "Value", (1, 0): "All persons", (1, 2): "7", (2, 0): "Men", (2, 1): "16+"}
+    texts[(2, 2)] = "3"
+    grid = grid_from_spec(3, 3, [(1, 0, 1, 2)], header_rows=1, texts=texts)
+    ser = serialisations(grid)
+    assert ser["row_lines"][0] == "Column 2: All persons; Value: 7"  # the stub columns' labels, said once
