@@ -23,7 +23,9 @@ from PIL import Image
 
 from models import weights
 from models.device import configure_threads, inference_dtype, resolve_device
+from models.onnx_graph import OnnxSession, load_session, resolve_runtime
 from worker.core.types import STRUCTURE_LABELS
+from worker.overlap import torch_threads
 
 if TYPE_CHECKING:
     from worker.settings import Settings
@@ -131,8 +133,10 @@ class TableTransformer:
         channels_last: bool = False,
         max_batch: int | None = None,
         max_padding: float = MAX_PADDING,
+        session: OnnxSession | None = None,
     ) -> None:
         self.model = model
+        self.session = session  # ONNX Runtime runs the model instead of torch (see models.onnx_graph)
         self.model_id = model_id
         self.revision = revision
         self.device = device
@@ -162,6 +166,9 @@ class TableTransformer:
         expected_labels: tuple[str, ...] | None = None,
         channels_last: bool = False,
         cpu_batch_size: int | None = None,
+        runtime: str = "torch",
+        onnx_cache_dir: Path | None = None,
+        threads: int = 1,
     ) -> TableTransformer:
         """Load `ref` (folder or hub id[@revision]); WeightsNotFound says what to do if absent.
 
@@ -170,6 +177,8 @@ class TableTransformer:
         `channels_last` stores the backbone's activations NHWC (oneDNN and cuDNN convolve it
         without reordering; ~10% less CPU for a structure crop, outputs equal to ~1e-6).
         `cpu_batch_size` caps batches on CPU, where batching saves nothing (see `predict`).
+        `runtime` (torch, onnx, auto) picks who runs the model (`models.onnx_graph.resolve_runtime`);
+        ONNX Runtime sessions get `threads` intra-op threads, fixed for the session.
         """
         from transformers import TableTransformerForObjectDetection
 
@@ -186,6 +195,12 @@ class TableTransformer:
         except OSError as exc:
             raise weights.not_found(ref, resolved, models_dir, exc) from exc
         model = model.to(device=target, dtype=dtype).eval()
+        session = None
+        if resolve_runtime(runtime, target) == "onnx":
+            folder = Path(resolved.path_or_id) if resolved.local else None
+            cache = onnx_cache_dir or Path.home() / ".cache" / "tablesight" / "onnx"
+            session = load_session(model, weights_dir=folder, cache_dir=cache, max_size=max_size, threads=threads)
+            channels_last = False
         if channels_last:
             model = model.to(memory_format=torch.channels_last)
         runner = cls(
@@ -198,13 +213,21 @@ class TableTransformer:
             batch_size=batch_size,
             channels_last=channels_last,
             max_batch=cpu_batch_size if target == "cpu" else None,
+            session=session,
         )
         if expected_labels is not None and set(runner.labels) != set(expected_labels):
             raise ValueError(
                 f"model {ref!r} has labels {list(runner.labels)}, expected {list(expected_labels)}: "
                 "is the detection/structure model setting swapped?"
             )
-        logger.info("loaded %s (revision %s) on %s as %s", runner.model_id, runner.revision, target, dtype)
+        logger.info(
+            "loaded %s (revision %s) on %s as %s with %s",
+            runner.model_id,
+            runner.revision,
+            target,
+            dtype,
+            "onnxruntime" if session else "torch",
+        )
         return runner
 
     def predict(self, images: list[Image.Image], batch_size: int | None = None) -> list[list[Detection]]:
@@ -234,12 +257,16 @@ class TableTransformer:
         non_blocking = self.device.startswith("cuda")
         pixels = pixels.to(self.device, non_blocking=non_blocking)
         mask = mask.to(self.device, non_blocking=non_blocking)
+        sizes = [im.size for im in images]
+        if self.session is not None:
+            logits, boxes = self.session.run(normalize(pixels, mask, torch.float32).numpy(), mask.numpy())
+            return postprocess(torch.from_numpy(logits), torch.from_numpy(boxes), sizes, self.id2label)
         with torch.inference_mode():
             values = normalize(pixels, mask, self.dtype)
             if self.channels_last:
                 values = values.contiguous(memory_format=torch.channels_last)
             out = self.model(pixel_values=values, pixel_mask=mask)
-            return postprocess(out.logits, out.pred_boxes, [im.size for im in images], self.id2label)
+            return postprocess(out.logits, out.pred_boxes, sizes, self.id2label)
 
 
 def load_detector(settings: Settings) -> TableTransformer:
@@ -268,6 +295,9 @@ def _load(settings: Settings, ref: str, max_size: int, batch_size: int, labels: 
         expected_labels=labels,
         channels_last=settings.channels_last,
         cpu_batch_size=settings.cpu_batch_size,
+        runtime=settings.inference_runtime,
+        onnx_cache_dir=settings.onnx_cache_dir,
+        threads=torch_threads(settings),
     )
 
 
