@@ -37,14 +37,34 @@ def resolve_runtime(setting: str, device: str) -> str:
     return value
 
 
-def graph_key(model: torch.nn.Module) -> str:
-    """Hash of the config, every weight, and the exporter's versions: a changed checkpoint,
-    config or exporter gets a new graph, never a stale one."""
-    import transformers
+WEIGHT_FILES = ("config.json", "*.safetensors", "*.bin")
 
-    digest = hashlib.blake2b(digest_size=16)
+
+def _versions() -> bytes:
+    from importlib.metadata import version
+
+    return f"{torch.__version__}|{version('transformers')}|opset{OPSET}|".encode()
+
+
+def files_key(folder: Path) -> str:
+    """Hash of a weights folder's config and weight files and the exporter's versions: found
+    without loading the model, so a cached graph spares the transformers import and model build."""
+    digest = hashlib.blake2b(_versions(), digest_size=16)
+    for pattern in WEIGHT_FILES:
+        for path in sorted(folder.glob(pattern)):
+            digest.update(path.name.encode())
+            with path.open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 22), b""):
+                    digest.update(block)
+    return digest.hexdigest()
+
+
+def graph_key(model: torch.nn.Module) -> str:
+    """Hash of a loaded model's config and every weight, and the exporter's versions (weights
+    that are not a local folder, e.g. the hub's cache): a changed checkpoint, config or exporter
+    gets a new graph, never a stale one."""
+    digest = hashlib.blake2b(_versions(), digest_size=16)
     config: Any = model.config
-    digest.update(f"{torch.__version__}|{transformers.__version__}|opset{OPSET}|".encode())
     digest.update(config.to_json_string(use_diff=False).encode())
     for name, tensor in model.state_dict().items():
         digest.update(f"{name}:{tuple(tensor.shape)}:{tensor.dtype}".encode())
@@ -57,6 +77,15 @@ def graph_path(key: str, weights_dir: Path | None, cache_dir: Path) -> Path:
     if weights_dir is not None and weights_dir.is_dir() and os.access(weights_dir, os.W_OK):
         return weights_dir / "onnx" / f"{key}.onnx"
     return cache_dir / f"{key}.onnx"
+
+
+def cached_graph(weights_dir: Path, cache_dir: Path) -> Path | None:
+    """The graph already exported for this weights folder, beside it or in the cache; None if none."""
+    key = files_key(weights_dir)
+    for path in (weights_dir / "onnx" / f"{key}.onnx", cache_dir / f"{key}.onnx"):
+        if path.is_file():
+            return path
+    return None
 
 
 class _Outputs(torch.nn.Module):
@@ -128,8 +157,9 @@ class OnnxSession:
 def load_session(
     model: torch.nn.Module, *, weights_dir: Path | None, cache_dir: Path, max_size: int, threads: int
 ) -> OnnxSession:
-    """The cached graph of `model` (exported now if missing) in a new session."""
-    key = graph_key(model)
+    """The cached graph of `model` (exported now if missing) in a new session; keyed by the
+    weights folder's files when there is one, else by the loaded weights."""
+    key = files_key(weights_dir) if weights_dir is not None else graph_key(model)
     path = graph_path(key, weights_dir, cache_dir)
     if not path.is_file():
         log.info("exporting the ONNX graph of this model once: %s", path)

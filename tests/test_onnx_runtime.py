@@ -65,6 +65,9 @@ def test_onnx_matches_torch_and_caches_the_graph(tiny_models: dict[str, Path], t
     stamp = graphs[0].stat().st_mtime_ns
     again = TableTransformer.load(str(folder), runtime="onnx", **common)  # type: ignore[arg-type]
     assert again.session is not None and again.session.path == graphs[0]
+    assert again.model is None, "a cached graph needs no torch model (nor the transformers import)"
+    score, box = _compare(one_by_one, [again.predict([im])[0] for im in images])
+    assert score < SCORE_TOL and box < BOX_TOL_PX, (score, box)
     assert graphs[0].stat().st_mtime_ns == stamp, "a cached graph is not exported again"
 
 
@@ -74,13 +77,16 @@ def test_hub_weights_cache_elsewhere_and_changed_weights_get_a_new_graph(
     import torch
     from transformers import TableTransformerForObjectDetection
 
-    from models.onnx_graph import graph_key, graph_path, resolve_runtime
+    from models.onnx_graph import files_key, graph_key, graph_path, resolve_runtime
 
-    model = TableTransformerForObjectDetection.from_pretrained(tiny_models["detection"])
-    key = graph_key(model)
+    folder = shutil.copytree(tiny_models["detection"], tmp_path / "detection")
+    model = TableTransformerForObjectDetection.from_pretrained(folder)
+    key, on_disk = graph_key(model), files_key(folder)
     with torch.no_grad():
         model.class_labels_classifier.bias[0] += 1.0
     assert graph_key(model) != key
+    model.save_pretrained(folder)
+    assert files_key(folder) != on_disk, "changed weights on disk get a new graph"
     assert graph_path(key, None, tmp_path / "cache") == tmp_path / "cache" / f"{key}.onnx"  # a hub id
     assert graph_path(key, tmp_path, tmp_path / "cache") == tmp_path / "onnx" / f"{key}.onnx"
     assert resolve_runtime("auto", "cpu") == "onnx" and resolve_runtime("auto", "cuda:0") == "torch"
