@@ -203,7 +203,14 @@ class TableTransformer:
             model = cls._from_pretrained(ref, resolved, models_dir, target, dtype)
             id2label = None
             if onnx:
-                session = load_session(model, weights_dir=folder, cache_dir=cache, max_size=max_size, threads=threads)
+                try:
+                    session = load_session(
+                        model, weights_dir=folder, cache_dir=cache, max_size=max_size, threads=threads
+                    )
+                except Exception as exc:  # noqa: BLE001 - any exporter or runtime failure: torch still answers
+                    if runtime.strip().lower() != "auto":
+                        raise
+                    logger.warning("ONNX graph unavailable (%s); %s runs on torch", _one_line(exc), ref)
         if session is not None:
             channels_last = False
         elif channels_last:
@@ -325,6 +332,10 @@ def _load(settings: Settings, ref: str, max_size: int, batch_size: int, labels: 
         onnx_cache_dir=settings.onnx_cache_dir,
         threads=torch_threads(settings),
     )
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())[:300] or type(error).__name__
 
 
 def _rgb(image: Image.Image) -> Image.Image:

@@ -94,3 +94,16 @@ def test_hub_weights_cache_elsewhere_and_changed_weights_get_a_new_graph(
         resolve_runtime("onnx", "cuda:0")
     with pytest.raises(ValueError, match="not one of"):
         resolve_runtime("tensorrt", "cpu")
+
+
+def test_auto_falls_back_to_torch_when_no_graph_can_be_written(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    from models.table_transformer import DETECTION_LABELS, DETECTION_MAX_SIZE, TableTransformer
+
+    folder = shutil.copytree(tiny_models["detection"], tmp_path / "detection", ignore=shutil.ignore_patterns("onnx"))
+    (folder / "onnx").write_text("a file where the graph folder would go\n")
+    common = dict(device="cpu", max_size=DETECTION_MAX_SIZE, expected_labels=DETECTION_LABELS)
+    runner = TableTransformer.load(str(folder), runtime="auto", **common)  # type: ignore[arg-type]
+    assert runner.session is None and runner.model is not None
+    assert runner.predict(_images()[:1])[0], "torch still answers"
+    with pytest.raises(OSError):
+        TableTransformer.load(str(folder), runtime="onnx", **common)  # type: ignore[arg-type]
