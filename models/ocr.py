@@ -42,6 +42,8 @@ def ocr_words(
     upscale: float | None = None,
     rule_min_px: int | None = RULE_MIN_PX,
     threads: int | None = None,
+    invert: bool = True,
+    dpi: int | None = None,
 ) -> list[Word]:
     """OCR `image`; words with text and a confidence, boxes shifted by `offset`.
 
@@ -53,6 +55,9 @@ def ocr_words(
     `threads` caps tesseract's OpenMP threads for this call (OMP_THREAD_LIMIT); None keeps the
     environment's (tesseract then uses every core). 1 reads the same words with about a third
     of the CPU time, which is what lets several crops be read at once (see `_tesseract_tsv`).
+    `invert=False` stops tesseract from re-reading low-confidence words as white on black
+    (`tessedit_do_invert`); `dpi` is the image's resolution before `upscale`, told to tesseract
+    (`--dpi`) instead of its guess. What each does to words and time: worker.devtools.bench_ocr.
     """
     if upscale is not None and upscale <= 0:
         raise ValueError("upscale must be positive")
@@ -66,13 +71,18 @@ def ocr_words(
     if upscale != 1:
         size = (max(1, round(image.width * upscale)), max(1, round(image.height * upscale)))
         image = image.resize(size, Image.Resampling.LANCZOS)
+    switches = ["--psm", str(int(psm))]
+    if dpi is not None:
+        switches += ["--dpi", str(max(1, round(dpi * upscale)))]
+    if not invert:
+        switches += ["-c", "tessedit_do_invert=0"]
     try:
         if threads is None:
             data = pytesseract.image_to_data(
-                image, lang=lang, config=f"--psm {int(psm)}", output_type=pytesseract.Output.DICT
+                image, lang=lang, config=" ".join(switches), output_type=pytesseract.Output.DICT
             )
         else:
-            data = _tesseract_tsv(image, lang, int(psm), threads)
+            data = _tesseract_tsv(image, lang, switches, threads)
     except pytesseract.TesseractNotFoundError as exc:
         raise OcrUnavailable("tesseract is not installed or not on PATH (apt-get install tesseract-ocr)") from exc
     except pytesseract.TesseractError as exc:
@@ -97,7 +107,7 @@ def ocr_words(
     return words
 
 
-def _tesseract_tsv(image: Image.Image, lang: str, psm: int, threads: int) -> dict[str, list]:
+def _tesseract_tsv(image: Image.Image, lang: str, switches: list[str], threads: int) -> dict[str, list]:
     """`pytesseract.image_to_data` (DICT) with OMP_THREAD_LIMIT set for this one process.
 
     pytesseract always passes the process environment, so a per-call thread limit needs its
@@ -114,8 +124,7 @@ def _tesseract_tsv(image: Image.Image, lang: str, psm: int, threads: int) -> dic
             base,
             "-l",
             lang,
-            "--psm",
-            str(psm),
+            *switches,
             "-c",
             "tessedit_create_tsv=1",
             "tsv",

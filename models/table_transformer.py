@@ -12,6 +12,7 @@ scaling by the original width and height gives original pixels, padded batch or 
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +24,9 @@ from PIL import Image
 
 from models import weights
 from models.device import configure_threads, inference_dtype, resolve_device
+from models.onnx_graph import OnnxSession, cached_graph, load_session, resolve_runtime
 from worker.core.types import STRUCTURE_LABELS
+from worker.overlap import torch_threads
 
 if TYPE_CHECKING:
     from worker.settings import Settings
@@ -120,7 +123,7 @@ class TableTransformer:
 
     def __init__(
         self,
-        model: torch.nn.Module,
+        model: torch.nn.Module | None,
         *,
         model_id: str,
         revision: str | None,
@@ -131,8 +134,11 @@ class TableTransformer:
         channels_last: bool = False,
         max_batch: int | None = None,
         max_padding: float = MAX_PADDING,
+        session: OnnxSession | None = None,
+        id2label: dict[int, str] | None = None,
     ) -> None:
         self.model = model
+        self.session = session  # ONNX Runtime runs the model instead of torch (see models.onnx_graph)
         self.model_id = model_id
         self.revision = revision
         self.device = device
@@ -142,8 +148,11 @@ class TableTransformer:
         self.channels_last = channels_last
         self.max_batch = max_batch  # caps any batch_size asked for (CPU: see `cpu_batch_size`)
         self.max_padding = max_padding
-        config: Any = model.config
-        self.id2label: dict[int, str] = {int(k): v for k, v in config.id2label.items()}
+        if id2label is None:
+            assert model is not None, "a runner without a torch model needs its id2label"
+            config: Any = model.config
+            id2label = config.id2label
+        self.id2label: dict[int, str] = {int(k): v for k, v in id2label.items()}
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -162,6 +171,9 @@ class TableTransformer:
         expected_labels: tuple[str, ...] | None = None,
         channels_last: bool = False,
         cpu_batch_size: int | None = None,
+        runtime: str = "torch",
+        onnx_cache_dir: Path | None = None,
+        threads: int = 1,
     ) -> TableTransformer:
         """Load `ref` (folder or hub id[@revision]); WeightsNotFound says what to do if absent.
 
@@ -170,23 +182,39 @@ class TableTransformer:
         `channels_last` stores the backbone's activations NHWC (oneDNN and cuDNN convolve it
         without reordering; ~10% less CPU for a structure crop, outputs equal to ~1e-6).
         `cpu_batch_size` caps batches on CPU, where batching saves nothing (see `predict`).
+        `runtime` (torch, onnx, auto) picks who runs the model (`models.onnx_graph.resolve_runtime`);
+        ONNX Runtime sessions get `threads` intra-op threads, fixed for the session.
         """
-        from transformers import TableTransformerForObjectDetection
-
         resolved = weights.checked_source(ref, weights.resolve(ref, models_dir), models_dir)
         target = resolve_device(device)
         dtype = inference_dtype(target, half_precision)
-        try:
-            model = TableTransformerForObjectDetection.from_pretrained(
-                resolved.path_or_id,
-                revision=resolved.revision,
-                local_files_only=resolved.local,
-                use_pretrained_backbone=False,
-            )
-        except OSError as exc:
-            raise weights.not_found(ref, resolved, models_dir, exc) from exc
-        model = model.to(device=target, dtype=dtype).eval()
-        if channels_last:
+        onnx = resolve_runtime(runtime, target) == "onnx"
+        folder = Path(resolved.path_or_id) if resolved.local else None
+        cache = onnx_cache_dir or Path.home() / ".cache" / "tablesight" / "onnx"
+        model: torch.nn.Module | None = None
+        session = None
+        graph = cached_graph(folder, cache) if onnx and folder is not None else None
+        if graph is not None:  # no torch model needed: the graph and config.json are the model
+            assert folder is not None
+            session = OnnxSession(graph, threads)
+            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+            id2label = {int(k): v for k, v in config["id2label"].items()}
+        else:
+            model = cls._from_pretrained(ref, resolved, models_dir, target, dtype)
+            id2label = None
+            if onnx:
+                try:
+                    session = load_session(
+                        model, weights_dir=folder, cache_dir=cache, max_size=max_size, threads=threads
+                    )
+                except Exception as exc:  # noqa: BLE001 - any exporter or runtime failure: torch still answers
+                    if runtime.strip().lower() != "auto":
+                        raise
+                    logger.warning("ONNX graph unavailable (%s); %s runs on torch", _one_line(exc), ref)
+        if session is not None:
+            channels_last = False
+        elif channels_last:
+            assert model is not None
             model = model.to(memory_format=torch.channels_last)
         runner = cls(
             model,
@@ -198,14 +226,41 @@ class TableTransformer:
             batch_size=batch_size,
             channels_last=channels_last,
             max_batch=cpu_batch_size if target == "cpu" else None,
+            session=session,
+            id2label=id2label,
         )
         if expected_labels is not None and set(runner.labels) != set(expected_labels):
             raise ValueError(
                 f"model {ref!r} has labels {list(runner.labels)}, expected {list(expected_labels)}: "
                 "is the detection/structure model setting swapped?"
             )
-        logger.info("loaded %s (revision %s) on %s as %s", runner.model_id, runner.revision, target, dtype)
+        logger.info(
+            "loaded %s (revision %s) on %s as %s with %s",
+            runner.model_id,
+            runner.revision,
+            target,
+            dtype,
+            "onnxruntime" if session else "torch",
+        )
         return runner
+
+    @staticmethod
+    def _from_pretrained(
+        ref: str, resolved: weights.ResolvedModel, models_dir: Path | None, target: str, dtype: torch.dtype
+    ) -> torch.nn.Module:
+        from transformers import TableTransformerForObjectDetection
+
+        try:
+            loaded = TableTransformerForObjectDetection.from_pretrained(
+                resolved.path_or_id,
+                revision=resolved.revision,
+                local_files_only=resolved.local,
+                use_pretrained_backbone=False,
+            )
+        except OSError as exc:
+            raise weights.not_found(ref, resolved, models_dir, exc) from exc
+        model: torch.nn.Module = loaded.to(device=target, dtype=dtype).eval()
+        return model
 
     def predict(self, images: list[Image.Image], batch_size: int | None = None) -> list[list[Detection]]:
         """Objects for each image, in input order; see `postprocess` for their form.
@@ -234,12 +289,17 @@ class TableTransformer:
         non_blocking = self.device.startswith("cuda")
         pixels = pixels.to(self.device, non_blocking=non_blocking)
         mask = mask.to(self.device, non_blocking=non_blocking)
+        sizes = [im.size for im in images]
+        if self.session is not None:
+            logits, boxes = self.session.run(normalize(pixels, mask, torch.float32).numpy(), mask.numpy())
+            return postprocess(torch.from_numpy(logits), torch.from_numpy(boxes), sizes, self.id2label)
+        assert self.model is not None, "a runner without a session has its torch model"
         with torch.inference_mode():
             values = normalize(pixels, mask, self.dtype)
             if self.channels_last:
                 values = values.contiguous(memory_format=torch.channels_last)
             out = self.model(pixel_values=values, pixel_mask=mask)
-            return postprocess(out.logits, out.pred_boxes, [im.size for im in images], self.id2label)
+            return postprocess(out.logits, out.pred_boxes, sizes, self.id2label)
 
 
 def load_detector(settings: Settings) -> TableTransformer:
@@ -268,7 +328,14 @@ def _load(settings: Settings, ref: str, max_size: int, batch_size: int, labels: 
         expected_labels=labels,
         channels_last=settings.channels_last,
         cpu_batch_size=settings.cpu_batch_size,
+        runtime=settings.inference_runtime,
+        onnx_cache_dir=settings.onnx_cache_dir,
+        threads=torch_threads(settings),
     )
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())[:300] or type(error).__name__
 
 
 def _rgb(image: Image.Image) -> Image.Image:

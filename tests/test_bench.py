@@ -136,3 +136,47 @@ def test_compare_outputs_tells_numeric_noise_from_real_differences(tmp_path: Pat
     assert not noise["identical"] and noise["equivalent"] and noise["html_identical"]
     real = compare_outputs(ref, [store("real", 0.5, "<table><tr></tr></table>")])
     assert not real["equivalent"] and not real["html_identical"]
+
+
+DEV = Path(__file__).resolve().parents[2] / "shared" / "eval" / "dev"
+
+
+def test_one_table_detector_finds_one_table_per_page(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    from PIL import Image, ImageDraw
+
+    from models.table_transformer import DETECTION_LABELS, DETECTION_MAX_SIZE, TableTransformer
+    from worker.core.detections import select_tables
+    from worker.devtools.bench_real import ONE_TABLE_BOX, one_table_detector
+
+    folder = one_table_detector(tiny_models["detection"], tmp_path)
+    assert one_table_detector(tiny_models["detection"], tmp_path) == folder  # built once
+    runner = TableTransformer.load(
+        str(folder), device="cpu", runtime="torch", max_size=DETECTION_MAX_SIZE, expected_labels=DETECTION_LABELS
+    )
+    pages = [Image.new("RGB", (1700, 2200), "white"), Image.new("RGB", (2200, 1700), "white")]
+    ImageDraw.Draw(pages[1]).rectangle((100, 100, 900, 800), outline="black", width=3)
+    cx, cy, w, h = ONE_TABLE_BOX
+    for page, objects in zip(pages, runner.predict(pages)):
+        tables = select_tables(objects, threshold=0.5, rotated_threshold=0.5, merge_iou=0.5, page_size=page.size)
+        assert len(tables) == 1 and not tables[0].rotated
+        want = ((cx - w / 2) * page.width, (cy - h / 2) * page.height, (cx + w / 2) * page.width)
+        assert all(abs(a - b) < 1.0 for a, b in zip(tables[0].bbox, want))
+
+
+@pytest.mark.skipif(not (DEV / "icdar2013-eu" / "gt.jsonl").is_file(), reason="dev data ../shared/eval/dev not present")
+def test_real_corpus_rasterises_the_densest_pages_without_text(tmp_path: Path) -> None:
+    from worker.devtools.bench_real import real_corpus
+    from worker.inputs import open_document
+    from worker.settings import Settings
+    from worker.text_layer import pdf_words
+
+    corpus = real_corpus(DEV, tmp_path / "corpus", 2, 100)
+    listing = json.loads((corpus / "pages.json").read_text())["pages"]
+    assert len(listing) == 2 and listing[0]["gt_cells"] >= listing[1]["gt_cells"] > 0
+    pdfs = sorted(corpus.glob("*.pdf"))
+    assert sorted(p.name for p in pdfs) == sorted({e["pdf"] for e in listing})
+    settings = Settings(_env_file=None)
+    for pdf in pdfs:
+        doc = open_document(pdf, settings=settings)
+        assert doc.page_count >= 1 and pdf_words(doc, 1, 100) == []  # a scan: no text layer
+        assert doc.render(1, 100).width > 500  # a full page at the asked resolution

@@ -237,7 +237,8 @@ def test_no_timm_hub_config_loads(model_dirs: dict[str, Path], tmp_path: Path, o
     folder = tmp_path / "no-timm"
     folder.mkdir()
     for f in model_dirs["detection"].iterdir():
-        (folder / f.name).write_bytes(f.read_bytes())
+        if f.is_file():  # not the onnx/ folder of cached graphs
+            (folder / f.name).write_bytes(f.read_bytes())
     config = json.loads((folder / "config.json").read_text())
     config.update(backbone="resnet50", use_pretrained_backbone=True, backbone_kwargs=None)
     (folder / "config.json").write_text(json.dumps(config))
@@ -307,7 +308,8 @@ def test_models_dir_copy_loads(tmp_path: Path, model_dirs: dict[str, Path]) -> N
     copy = tmp_path / "microsoft--table-structure-recognition-v1.1-all"
     copy.mkdir()
     for f in model_dirs["structure"].iterdir():
-        (copy / f.name).write_bytes(f.read_bytes())
+        if f.is_file():  # not the onnx/ folder of cached graphs
+            (copy / f.name).write_bytes(f.read_bytes())
     runner = load_structure(cpu_model_settings(models_dir=tmp_path))  # the default hub id, found in MODELS_DIR
     assert runner.model_id == "microsoft/table-structure-recognition-v1.1-all" and runner.revision == "main"
 

@@ -16,11 +16,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +30,15 @@ from typing import TYPE_CHECKING, Any
 from PIL import Image
 
 from worker.devtools.bench_inputs import NaivePredictor, Recorder, bench_models, make_corpus, oracle_answers
-from worker.devtools.bench_report import Run, agreement, compare_outputs, count_tables, peak_rss_mib, summarise
+from worker.devtools.bench_report import (
+    Run,
+    agreement,
+    compare_outputs,
+    count_tables,
+    peak_rss_mib,
+    stage_key,
+    summarise,
+)
 from worker.settings import Settings
 
 if TYPE_CHECKING:
@@ -39,8 +49,10 @@ VARIANTS = ("naive", "fast")
 
 @dataclass
 class BenchOptions:
-    pages: int = 6
+    pages: int = 6  # generated pages; with `data_dir` the densest real pages taken (0: all)
     input_dir: Path | None = None
+    data_dir: Path | None = None  # an evaluation set: its PDF pages rasterised (worker.devtools.bench_real)
+    process: bool = False  # also each variant as a fresh process (worker.devtools.bench_process)
     models: str = "auto"  # auto | random | real
     size: Size = "full"  # random models: full (real configuration) | tiny (tests, CI)
     answers: str = "auto"  # auto | oracle | model
@@ -60,23 +72,30 @@ class _Variant:
     stages: Any  # worker.pipeline.Stages
     torch_threads: int
     runs: list[Run] = field(default_factory=list)
+    stage_cpu: dict[str, float] = field(default_factory=dict)  # naive only: stages run one at a time
 
 
 # --- the two ways to run a document -------------------------------------------------------
 
 
-def run_naive(path: Path, stages: Any, storage: Any, settings: Settings, dpi: int) -> dict[str, Any]:
-    """The naive loop over one document; writes what the pipeline writes. Returns the manifest."""
+def run_naive(
+    path: Path, stages: Any, storage: Any, settings: Settings, dpi: int, cpu: dict[str, float] | None = None
+) -> dict[str, Any]:
+    """The naive loop over one document; writes what the pipeline writes. Returns the manifest.
+
+    `cpu` gets each stage's CPU seconds (process and subprocesses): nothing overlaps here, so
+    the process's CPU during a stage is that stage's."""
     from worker.contract import Manifest, PageRecord
     from worker.core.detections import padded_box, rotate_words_clockwise, select_tables, words_in_crop
     from worker.inputs import open_document
     from worker.logical_tables import attach_logical_tables
     from worker.outputs import build_manifest, doc_id_for, manifest_entry, manifest_key, page_key, write_table
     from worker.pipeline.context import table_context
-    from worker.pipeline.run import Run, stage_clock
+    from worker.pipeline.run import Run
     from worker.pipeline.table import FoundTable, build_table
     from worker.text_layer import pdf_words
 
+    stage_clock = _cpu_clock(cpu if cpu is not None else {})
     started = time.time()
     doc = open_document(path, settings=settings)
     doc_id = doc_id_for(doc.sha256)
@@ -145,6 +164,21 @@ def run_naive(path: Path, stages: Any, storage: Any, settings: Settings, dpi: in
     return data
 
 
+def _cpu_clock(cpu: dict[str, float]) -> Callable[[dict[str, float], str], AbstractContextManager[None]]:
+    """A stage clock (wall time into `timings`) that also adds the stage's CPU seconds to `cpu`."""
+
+    @contextmanager
+    def clock(timings: dict[str, float], stage: str) -> Iterator[None]:
+        c0, t0 = _cpu_seconds(), time.perf_counter()
+        try:
+            yield
+        finally:
+            timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - t0
+            cpu[stage] = cpu.get(stage, 0.0) + _cpu_seconds() - c0
+
+    return clock
+
+
 def _run_variant(variant: _Variant, paths: list[Path], store: Path, dpi: int) -> Run:
     """One timed pass over every document, on this variant's thread settings."""
     import torch
@@ -160,7 +194,7 @@ def _run_variant(variant: _Variant, paths: list[Path], store: Path, dpi: int) ->
     t0 = time.perf_counter()
     for path in paths:
         if variant.name == "naive":
-            manifest = run_naive(path, variant.stages, storage, variant.settings, dpi)
+            manifest = run_naive(path, variant.stages, storage, variant.settings, dpi, variant.stage_cpu)
         else:
             manifest = extract_document(
                 path, stages=variant.stages, storage=storage, settings=variant.settings, dpi=dpi
@@ -192,6 +226,7 @@ def run_bench(
     import torch
 
     from models.device import resolve_device
+    from worker.devtools import bench_process
     from worker.overlap import subprocess_threads, torch_threads
     from worker.pipeline import Stages, load_stages
 
@@ -206,7 +241,12 @@ def run_bench(
                 **({"device": options.device} if options.device else {}),
             }
         )
-        if options.input_dir is not None:
+        if options.data_dir is not None:
+            from worker.devtools.bench_real import real_corpus
+
+            log(f"rasterising the {options.pages or 'all'} densest page(s) of {options.data_dir} (no text layer)")
+            corpus, source = real_corpus(options.data_dir, work / "corpus", options.pages, base.dpi), "real scans"
+        elif options.input_dir is not None:
             corpus, source = options.input_dir, "input"
         else:
             log(f"generating {options.pages} scanned page(s)")
@@ -222,6 +262,11 @@ def run_bench(
             answers = "oracle" if truth and model_kind != "real" else "model"
         if answers == "oracle" and not truth:
             raise ValueError("--answers oracle needs generated pages (or an --input folder with their truth.json)")
+        if answers == "model" and model_kind.startswith("random"):
+            from worker.devtools.bench_real import one_table_detector
+
+            det_ref = str(one_table_detector(Path(det_ref), Path(det_ref).parent))
+            base = base.model_copy(update={"detection_model": det_ref})
         det_answers = str_answers = None
         if answers == "oracle":
             log("rendering the pages once for the oracle's answers")
@@ -231,14 +276,7 @@ def run_bench(
         log(f"loading models ({model_kind})")
         variants: dict[str, _Variant] = {}
         if "naive" in options.variants:
-            naive_settings = base.model_copy(
-                update={
-                    "ocr_threads": 0,
-                    "channels_last": False,
-                    "half_precision": False,
-                    "torch_threads": default_threads,
-                }
-            )
+            naive_settings = bench_process.naive_settings(base, default_threads, base.context_capture)
             loaded = load_stages(naive_settings)
             stages = Stages(
                 structure=Recorder(NaivePredictor(loaded.structure), str_answers, "structure"),
@@ -291,6 +329,8 @@ def run_bench(
                     "dtype": "float32",
                     "overlap": False,
                     "ocr_threads": "tesseract default",
+                    "inference_runtime": "torch",
+                    "context_capture": base.context_capture,
                 },
                 "fast": {
                     "torch_threads": torch_threads(base),
@@ -302,11 +342,24 @@ def run_bench(
                     "structure_batch_size": base.structure_batch_size,
                     "channels_last": base.channels_last,
                     "half_precision": base.half_precision,
+                    "inference_runtime": base.inference_runtime,
+                    "context_capture": base.context_capture,
                 },
             },
             "process_peak_rss_mib": peak_rss_mib(),
             "process_peak_rss_after_load_mib": after_load,  # imports (torch ~0.9 GiB), models, oracle renders
         }
+        tables = report["corpus"]["tables"]
+        for name, v in variants.items():
+            summary = report["variants"][name]
+            if tables and v.runs:
+                summary["cpu_s_per_table"] = round(statistics.median(r.cpu for r in v.runs) / tables, 3)
+            if tables and v.stage_cpu:
+                runs = len(v.runs)
+                summary["stage_cpu_s_per_table"] = {
+                    k: round(sec / (runs * tables), 3)
+                    for k, sec in sorted(v.stage_cpu.items(), key=lambda kv: stage_key(kv[0]))
+                }
         if len(variants) == 2 and all(v.runs for v in variants.values()):
             naive, fast = variants["naive"], variants["fast"]
             report["speedup"] = round(
@@ -317,6 +370,15 @@ def run_bench(
                 kind: agreement(getattr(naive.stages, attr).raw, getattr(fast.stages, attr).raw)
                 for kind, attr in (("detection", "detector"), ("structure", "structure"))
             }
+        if options.process:
+            log(f"whole process: each variant in a fresh interpreter, {options.rounds} round(s) interleaved")
+            env = {
+                "TABLESIGHT_DETECTION_MODEL": det_ref,
+                "TABLESIGHT_STRUCTURE_MODEL": str_ref,
+                "TABLESIGHT_DEVICE": resolve_device(base.device),
+                "TABLESIGHT_DPI": str(dpi),
+            }
+            report["whole_process"] = bench_process.whole_process(list(variants), paths, work, options.rounds, env)
         if options.rss:
             for name in variants:
                 log(f"peak RSS of {name} in a fresh process")
