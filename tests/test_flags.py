@@ -110,3 +110,14 @@ def test_env_json_weights(monkeypatch):
 def test_ocr_confidence_helper():
     assert ocr_confidence([]) is None
     assert ocr_confidence([Word("a", (0, 0, 1, 1), 1.0), Word("b", (0, 0, 1, 1), 0.5)]) == 0.75
+
+
+def test_clipping_boxes_to_the_crop_is_not_a_sign_of_doubt() -> None:
+    from worker.core.flags import complexity_flags
+    from worker.core.types import Cell, TableGrid
+
+    grid = TableGrid(1, 1, [Cell(0, 0, text="x")], repairs=["2 row box(es) reaching outside the image clipped to it"])
+    assert "repairs" not in [f["rule"] for f in complexity_flags(grid)["rules"]]
+    grid.repairs.append("1 row(s) recovered by splitting bands holding two lines of words")
+    fired = {f["rule"]: f["reason"] for f in complexity_flags(grid)["rules"]}
+    assert fired["repairs"] == "1 reconstruction repair(s)"

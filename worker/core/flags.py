@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from worker.core.sanitise import is_routine_repair
 from worker.core.types import TableGrid, Word
 
 # Rule names, in the order reasons are listed. The defaults send merged cells, multi-level
@@ -68,6 +69,7 @@ def complexity_flags(
     empty = sum(c.rowspan * c.colspan for c in grid.cells if not c.text)
     empty_fraction = round(empty / slots, 3) if slots else 1.0
     ocr = ocr_confidence(words)
+    doubtful = sum(1 for r in grid.repairs if not is_routine_repair(r))
     checks: list[tuple[str, bool, str]] = [
         ("no_structure", slots == 0, "no rows or columns recognised"),
         ("spanning_cells", spans > 0, f"{spans} spanning cell(s)"),
@@ -89,7 +91,7 @@ def complexity_flags(
             slots > 0 and empty_fraction > rules.empty_fraction,
             f"{empty_fraction:.0%} of cells empty (> {rules.empty_fraction:.0%})",
         ),
-        ("repairs", bool(grid.repairs), f"{len(grid.repairs)} reconstruction repair(s)"),
+        ("repairs", doubtful > 0, f"{doubtful} reconstruction repair(s)"),
     ]
     fired: list[dict[str, Any]] = [
         {"rule": name, "weight": rules.weight(name), "reason": reason}

@@ -58,6 +58,12 @@ _WHY = {
 }
 
 
+def is_routine_repair(text: str) -> bool:
+    """A repair that says nothing about the model's doubt: boxes decoded from centre and size
+    routinely reach a pixel or two past the crop, and clipping them changes no structure."""
+    return text.endswith("clipped to it")
+
+
 def _bounds(image_size: tuple[float, float] | None) -> BBox:
     """The image, or the positive quadrant when its size is unknown (crop pixels are never negative)."""
     if image_size is None:
