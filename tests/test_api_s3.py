@@ -24,11 +24,11 @@ def test_api_over_s3(tmp_path, tiny_models):
     moto.start()
     host, port = moto.get_host_and_port()
     endpoint = f"http://{host}:{port}"
-    boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket="tables")
+    boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket="api-tables")
     server = RedisServer(tmp_path / "redis").start()
     env = worker_env(
         broker_url=server.url(0),
-        storage_url="s3://tables/api",
+        storage_url="s3://api-tables/api",
         models=tiny_models,
         work_dir=tmp_path / "work",
         s3_endpoint_url=endpoint,
@@ -47,7 +47,7 @@ def test_api_over_s3(tmp_path, tiny_models):
             doc_id = r.json()["jobs"][0]["doc_id"]
             manifest = c.get(r.json()["jobs"][0]["links"]["result"]).json()
             tid = manifest["tables"][0]["table_id"]
-            store = S3Storage.from_url("s3://tables/api", endpoint_url=endpoint)
+            store = S3Storage.from_url("s3://api-tables/api", endpoint_url=endpoint)
             png = c.get(f"/v1/documents/{doc_id}/tables/{tid}.png")
             assert png.status_code == 200 and png.content == store.get_bytes(f"{doc_id}/tables/{tid}.png")
             assert c.get(f"/v1/documents/{doc_id}/tables/{tid}.html").headers["etag"]
