@@ -33,6 +33,7 @@ from worker.core.html_out import grid_to_html
 from worker.core.reconstruct import reconstruct
 from worker.core.replay import payload
 from worker.core.serialise import TableContext, rows_text, serialisations
+from worker.core.token_grid import token_grid, tokens_from_raw
 from worker.core.types import StructureObject, Word
 from worker.errors import InputError, TablesightError
 from worker.inputs import Document, open_document, parse_page_ranges
@@ -62,19 +63,25 @@ class Stages:
     detector: Predictor | None  # None: every page is one table (`--tables page`)
     ocr: Callable[[Image.Image], list[Word]]
     threads: Callable[[int], None] | None = None  # sets torch's thread count (see process_pages)
+    engine: str = "tatr"  # what `structure` emits: tatr objects, or embedded tokens with cell boxes
 
     def models(self) -> dict[str, Any]:
-        out = {"structure": {"id": self.structure.model_id, "revision": self.structure.revision}}
+        out = {"structure": _model_entry(self.structure)}
         if self.detector is not None:
-            out["detection"] = {"id": self.detector.model_id, "revision": self.detector.revision}
+            out["detection"] = _model_entry(self.detector)
         return out
 
 
-def load_stages(settings: Settings, tables: str = "detect") -> Stages:
-    """Load the models named by the settings (lazily imported: torch lives in models/)."""
-    from models.device import configure_threads
+def _model_entry(model: Predictor) -> dict[str, Any]:
+    entry = {"id": model.model_id, "revision": model.revision}
+    sha256 = getattr(model, "sha256", None)  # the embedded engine's weights are pinned by hash
+    return entry | ({"sha256": sha256} if sha256 else {})
+
+
+def load_stages(settings: Settings, tables: str = "detect", engine: str | None = None) -> Stages:
+    """Load the models of the engine (`engine` or ENGINE; lazily imported: torch lives in models/)."""
+    from models.engine import EMBEDDED, choose_engine
     from models.ocr import ocr_words
-    from models.table_transformer import load_detector, load_structure
 
     def ocr(image: Image.Image) -> list[Word]:
         # ruling lines confuse tesseract: erase runs longer than ~1/5 inch at this dpi
@@ -85,6 +92,18 @@ def load_stages(settings: Settings, tables: str = "detect") -> Stages:
             rule_min_px=max(10, settings.dpi // 5),
             threads=settings.ocr_threads or None,
         )
+
+    engine = engine or settings.engine
+    if engine == "auto":
+        engine, _ = choose_engine(settings)
+    if engine == EMBEDDED:
+        from models import embedded
+
+        threads = torch_threads(settings)  # onnxruntime's per-call threads, like torch's per lane
+        detector_ = embedded.load_detector(settings, threads) if tables == "detect" else None
+        return Stages(embedded.load_structure(settings, threads), detector_, ocr, engine=EMBEDDED)
+    from models.device import configure_threads
+    from models.table_transformer import load_detector, load_structure
 
     detector = load_detector(settings) if tables == "detect" else None
     stages = Stages(structure=load_structure(settings), detector=detector, ocr=ocr, threads=configure_threads)
@@ -262,7 +281,7 @@ def _process_group(
         clock = _Clock(res.timings)
         _settle(t, res.timings)
         with clock.stage("reconstruct"):
-            record, html = _table_record(t, objs, doc_id, settings, dpi, images[t.page].size)
+            record, html = _table_record(t, objs, doc_id, settings, dpi, images[t.page].size, stages.engine)
         with clock.stage("storage"):
             ser = record["serialisations"]
             keys = write_table(
@@ -366,12 +385,24 @@ def _context(
 
 
 def _table_record(
-    t: _Pending, objs: list[dict[str, Any]], doc_id: str, settings: Settings, dpi: int, page_size: tuple[int, int]
+    t: _Pending,
+    objs: list[dict[str, Any]],
+    doc_id: str,
+    settings: Settings,
+    dpi: int,
+    page_size: tuple[int, int],
+    engine: str = "tatr",
 ) -> tuple[dict[str, Any], str]:
-    objects = [StructureObject(o["label"], float(o["score"]), tuple(o["bbox"])) for o in objs]
-    grid = reconstruct(objects, t.words, t.crop.size, settings.thresholds(), settings.duplicate_overlap)
-    html = grid_to_html(grid)
     tid = table_id(t.page, t.index)
+    if engine == "embedded":  # structure tokens with cell boxes
+        tokens = tokens_from_raw(objs)
+        grid = token_grid(tokens, t.words, t.crop.size)
+        replay = payload(t.crop.size, [], t.words, image=f"{tid}.png", tokens=tokens)
+    else:
+        objects = [StructureObject(o["label"], float(o["score"]), tuple(o["bbox"])) for o in objs]
+        grid = reconstruct(objects, t.words, t.crop.size, settings.thresholds(), settings.duplicate_overlap)
+        replay = payload(t.crop.size, objects, t.words, image=f"{tid}.png")
+    html = grid_to_html(grid)
     record = {
         "doc_id": doc_id,
         "table_id": tid,
@@ -391,7 +422,7 @@ def _table_record(
             TableContext(t.context.caption if t.context else "", list(t.context.notes) if t.context else [], [t.page]),
             table_id=tid,
         ),
-        "structure": payload(t.crop.size, objects, t.words, image=f"{tid}.png"),
+        "structure": replay,
     }
     return record, html
 
@@ -467,6 +498,7 @@ def extract_document(
         on_start(len(page_list))
     active = stages() if callable(stages) else stages
     options["tables"] = "detect" if active.detector is not None else "page"
+    options["engine"] = active.engine
     records: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
     try:

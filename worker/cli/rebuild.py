@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from worker.core.html_out import grid_to_html
-from worker.core.reconstruct import reconstruct
-from worker.core.replay import ReplayError, ReplayInput, parse_payload
+from worker.core.replay import ReplayError, ReplayInput, parse_payload, replay_grid
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -55,7 +54,7 @@ def rebuild_one(obj: Any, image: Path | None = None, base: Path = Path(".")) -> 
     item = parse_payload(obj)
     _words_from_image(item, image, base)
     settings = get_settings()
-    grid = reconstruct(item.objects, item.words, item.image_size, settings.thresholds(), settings.duplicate_overlap)
+    grid = replay_grid(item, settings.thresholds(), settings.duplicate_overlap)
     return grid_to_html(grid)
 
 
