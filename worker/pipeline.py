@@ -249,7 +249,9 @@ def _process_group(
             boxes = {
                 p: select_tables(
                     pred,
-                    threshold=settings.detection_threshold,
+                    threshold=settings.embedded_detection_threshold
+                    if stages.engine == "embedded"
+                    else settings.detection_threshold,
                     rotated_threshold=settings.detection_rotated_threshold,
                     merge_iou=settings.detection_merge_iou,
                     page_size=images[p].size,

@@ -239,12 +239,14 @@ def _run(task: Task, rt: Runtime, job: dict[str, Any], todo: list[int], finished
     from worker.pipeline import process_pages
 
     job_id, s = job["job_id"], rt.settings
-    stages = rt.stages(job["options"].get("tables", "detect"))
+    stages = rt.stages(job["options"].get("tables", "detect"), job["options"].get("engine") or "tatr")
     models = stages.models()
     if not job.get("models"):
         rt.state.update(job_id, models=models)
     # what a page's output depends on (not the page selection): a record with the same marker is reusable
     page_options = {k: job["options"].get(k) for k in ("dpi", "tables")}
+    if job["options"].get("engine", "tatr") != "tatr":  # tatr records written before engines existed stay reusable
+        page_options["engine"] = job["options"]["engine"]
     marker = {"job_id": job_id, "page_options_hash": options_hash(page_options), "models": models}
     doc = rt.inputs.get(rt.storage, job["input_key"], job["sha256"])
     host = task.request.hostname
@@ -322,7 +324,7 @@ def _preload(**_: Any) -> None:
     rt = runtime()
     if rt.settings.preload_models:
         try:
-            rt.stages("detect")
+            rt.stages("detect", "embedded" if rt.settings.engine == "embedded" else "tatr")
         except Exception:  # noqa: BLE001 - a crash here would restart the process in a loop; the
             logger.exception("preloading the models failed")  # page tasks report the reason instead
 
