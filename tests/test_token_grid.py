@@ -169,3 +169,21 @@ def test_bad_embedded_payloads_give_one_reason(bad: dict) -> None:
 def test_tokens_from_raw_takes_the_models_plain_output() -> None:
     raw = [{"token": "<tr>", "score": 0.9}, {"token": "<td></td>", "score": 0.8, "bbox": [1, 2, 3, 4]}]
     assert tokens_from_raw(raw) == [StructureToken("<tr>", 0.9), StructureToken("<td></td>", 0.8, (1.0, 2.0, 3.0, 4.0))]
+
+
+def test_row_boundaries_move_off_text_when_the_boxes_sit_too_high() -> None:
+    """Cell boxes drifting up by up to half a row still give every word its own row."""
+    rows = [[(f"r{r}c{c}", 1, 1) for c in range(3)] for r in range(8)]
+    tokens, boxes = _tokens(rows, cell=(100, 30))
+    drifted = [
+        StructureToken(
+            t.token,
+            t.score,
+            None if t.bbox is None else (t.bbox[0], t.bbox[1] * 0.95 - 6, t.bbox[2], t.bbox[3] * 0.95 - 6),
+        )
+        for t in tokens
+    ]
+    words = [Word(text, (b[0] + 6, b[1] + 6, b[0] + 50, b[3] - 6)) for text, b in boxes.items()]
+    grid = token_grid(drifted, words, (300, 240))
+    assert {c.text: (c.row, c.col) for c in grid.cells} == {f"r{r}c{c}": (r, c) for r in range(8) for c in range(3)}
+    assert "row boundaries moved off the text lines they cut" in grid.repairs

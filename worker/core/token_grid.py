@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass
 from statistics import median
@@ -203,6 +204,85 @@ def _axis_bands(cells: list[_Cell], n: int, axis: str) -> list[Band] | None:
     return bands
 
 
+def _crossings(cut: float, starts: list[float], ends: list[float]) -> int:
+    """How many word intervals (starts and ends each sorted) hold `cut` strictly inside."""
+    return bisect_left(starts, cut) - bisect_right(ends, cut)
+
+
+def fit_rows_to_text(bands: list[Band], cells: list[_Cell], words: list[Word], repairs: list[str]) -> list[Band]:
+    """Move the row boundaries off the text lines they cut through.
+
+    The model's cell boxes can sit a few pixels off the text, growing down the table (seen on
+    wide, short crops), and a boundary through a line of text sends its words to the wrong
+    row. The boundaries are first moved together (a scale about the table top and a shift,
+    within 8% and 0.6 row heights) to cut through as few words as possible, then each one
+    alone to the nearest gap between words within a third of a row. Words inside a cell
+    spanning several rows are left out: they may cross boundaries legitimately.
+    """
+    if len(bands) < 2:
+        return bands
+    spanned = [c.bbox for c in cells if c.rowspan > 1 and c.bbox is not None]
+    spans: list[tuple[float, float]] = []
+    for w in words:
+        cx, cy = (w.bbox[0] + w.bbox[2]) / 2, (w.bbox[1] + w.bbox[3]) / 2
+        if any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3] for b in spanned):
+            continue
+        trim = 0.15 * (w.bbox[3] - w.bbox[1])
+        spans.append((w.bbox[1] + trim, w.bbox[3] - trim))
+    if len(spans) < 3:
+        return bands
+    starts = sorted(a for a, _ in spans)
+    ends = sorted(b for _, b in spans)
+    cuts = [(a.hi + b.lo) / 2 for a, b in zip(bands, bands[1:])]
+    height = median(b.size for b in bands)
+    top = bands[0].lo
+
+    centres = sorted((a + b) / 2 for a, b in spans)
+    first, last = bands[0].size, bands[-1].size
+
+    def cost(scale: float, shift: float) -> int:
+        mapped = [top + scale * (c - top) + shift for c in cuts]
+        # text beyond the outer rows' height past the outer boundaries would leave the table: a fit
+        # one whole row off (between the same text lines) must not look as good as the right one
+        below = len(centres) - bisect_right(centres, mapped[-1] + scale * last)
+        outside = bisect_left(centres, mapped[0] - scale * first) + below
+        return outside + sum(_crossings(y, starts, ends) for y in mapped)
+
+    base = cost(1.0, 0.0)
+    if base == 0:
+        return bands
+    best = (base, 0.0, 1.0, 0.0)
+    step = max(0.5, height / 20)
+    shifts = [k * step for k in range(-int(0.6 * height / step), int(0.6 * height / step) + 1)]
+    for i in range(-16, 17):
+        scale = 1.0 + i * 0.005
+        for shift in shifts:
+            found = cost(scale, shift)
+            penalty = abs(scale - 1.0) * 10 + abs(shift) / height
+            if (found, penalty) < best[:2]:
+                best = (found, penalty, scale, shift)
+    _, _, scale, shift = best
+    moved = [top + scale * (c - top) + shift for c in cuts]
+    edges = sorted({v for pair in spans for v in pair})
+    reach = height / 3
+    for k, cut in enumerate(moved):
+        if _crossings(cut, starts, ends) == 0:
+            continue
+        lo = moved[k - 1] if k else bands[0].lo
+        hi = moved[k + 1] if k + 1 < len(moved) else bands[-1].hi
+        options = [e + d for e in edges for d in (-0.25, 0.25) if abs(e + d - cut) <= reach and lo < e + d < hi]
+        free = [y for y in options if _crossings(y, starts, ends) == 0]
+        if free:
+            moved[k] = min(free, key=lambda y: abs(y - cut))
+    if base > sum(_crossings(c, starts, ends) for c in moved):
+        repairs.append("row boundaries moved off the text lines they cut")
+    else:
+        return bands
+    lows = [bands[0].lo, *moved]
+    highs = [*moved, bands[-1].hi]
+    return [Band(lo, max(hi, lo + 1e-3), b.score) for lo, hi, b in zip(lows, highs, bands)]
+
+
 def token_grid(
     tokens: list[StructureToken], words: list[Word], image_size: tuple[float, float] | None = None
 ) -> TableGrid:
@@ -232,7 +312,7 @@ def token_grid(
         box = clip(box, (0.0, 0.0, float(image_size[0]), float(image_size[1])))
     if not _usable(box):
         return TableGrid(0, 0, [], repairs=["nothing to reconstruct: empty table box"], confidence=0.0)
-    rows = snap(rows, box[1], box[3])
+    rows = snap(fit_rows_to_text(rows, cells, words, repairs), box[1], box[3])
     cols = snap(cols, box[0], box[2])
     header = {r for c in cells if c.header for r in range(c.row, c.row + c.rowspan)}
     # a header row needs every cell in it marked: a body cell spanning up into it unmarks it
