@@ -23,7 +23,7 @@ VENV_ROOT = Path("~/.cache/tablesight/peers").expanduser()
 PEERS: dict[str, tuple[list[str], list[str], str]] = {
     "img2table": (["img2table==2.0.0"], [], "img2table_runner.py"),
     "rapid-table": (
-        ["numpy<2", "opencv-python-headless", "onnxruntime", "pillow", "pyclipper", "shapely", "pyyaml", "six"],
+        ["numpy<2", "opencv-python-headless", "onnxruntime", "pillow", "pyclipper", "shapely", "pyyaml", "six", "requests", "tqdm"],
         ["rapid-table==1.0.3", "rapid-table-det==0.0.1", "rapidocr_onnxruntime==1.4.4"],
         "rapid_table_runner.py",
     ),
