@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 def load_detector(settings: Settings, threads: int = 0) -> LayoutTableDetector:
     """PP-PicoDet CDLA layout (tables only): on the ICDAR-2013 dev pages it found every table at
-    under a second a page, where rapid-table-det's detector took ~20 s a page on the same CPU."""
+    under a second a page; rapid-table-det 0.0.1's quantised detector took ~20 s a page on the
+    same CPU, so it is not used."""
     from models.embedded.layout import LayoutTableDetector
     from models.embedded.weights import LAYOUT_CDLA, default_dir, locate
 

