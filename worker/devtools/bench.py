@@ -137,7 +137,7 @@ def run_naive(path: Path, stages: Any, storage: Any, settings: Settings, dpi: in
         page_records=records,
         errors=[],
         models=stages.models(),
-        options={"dpi": dpi, "pages": None, "tables": "detect"},
+        options={"dpi": dpi, "pages": None, "tables": "detect", "engine": stages.engine},
         started=started,
     )
     if settings.link_continued_tables:
