@@ -318,7 +318,11 @@ def _crop(
     if stages.detector is None:
         crop_box = (0, 0, image.width, image.height)
     else:
-        crop_box = padded_box(box.bbox, image.size, settings.crop_padding, settings.crop_padding_min_px)
+        margin = settings.embedded_crop_padding_px if stages.engine == "embedded" else None
+        if margin is None:
+            crop_box = padded_box(box.bbox, image.size, settings.crop_padding, settings.crop_padding_min_px)
+        else:
+            crop_box = padded_box(box.bbox, image.size, 0.0, margin)
     crop = image.crop(crop_box)
     inside = words_in_crop(words, crop_box)
     if box.rotated:
