@@ -139,7 +139,7 @@ class OnnxSession:
     """One ONNX Runtime session; `run` is thread-safe, so the pipeline's lanes share it."""
 
     def __init__(self, path: Path, threads: int) -> None:
-        import onnxruntime as ort  # type: ignore[import-untyped]
+        import onnxruntime as ort
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = max(1, threads)

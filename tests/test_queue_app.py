@@ -98,11 +98,19 @@ def test_transient_or_permanent():
 
 def test_options_are_normalised_for_deduplication():
     s = settings(dpi=150)
-    assert normalise_options(None, s) == {"dpi": 150, "pages": None, "tables": "detect"}
-    assert normalise_options({"pages": " 1-3, 5 ", "dpi": 200}, s) == {"dpi": 200, "pages": "1-3,5", "tables": "detect"}
+    assert normalise_options(None, s) == {"dpi": 150, "pages": None, "tables": "detect", "engine": "tatr"}
+    assert normalise_options({"pages": " 1-3, 5 ", "dpi": 200}, s) == {
+        "dpi": 200,
+        "pages": "1-3,5",
+        "tables": "detect",
+        "engine": "tatr",
+    }
+    # the engine is part of the options: the same document with another engine is another job
+    embedded = normalise_options({"engine": "embedded"}, s)
+    assert options_hash(embedded) != options_hash(normalise_options(None, s))
     assert normalise_options({"pages": "all"}, s) == normalise_options({}, s)
     assert options_hash(normalise_options({"dpi": 150}, s)) == options_hash(normalise_options(None, s))
-    for bad in ({"pages": "3-1"}, {"pages": "x"}, {"dpi": 5}, {"tables": "rows"}, {"colour": True}):
+    for bad in ({"pages": "3-1"}, {"pages": "x"}, {"dpi": 5}, {"tables": "rows"}, {"colour": True}, {"engine": "auto"}):
         with pytest.raises(ValueError):
             normalise_options(bad, s)
 

@@ -98,7 +98,7 @@ def test_force_reruns_and_other_options_are_another_job(cluster, tmp_path):
     assert manifest["pages"] == [1, 2] and manifest["status"] == "complete"
     pages = client.status(both)["pages"]
     assert pages["2"]["reused"] is True and pages["1"]["reused"] is False  # page 2's record was this options'
-    assert st["options"] == {"dpi": 100, "pages": "1-2", "tables": "detect"}
+    assert st["options"] == {"dpi": 100, "pages": "1-2", "tables": "detect", "engine": "tatr"}
     with pytest.raises(JobNotFound):
         client.status("0" * 32)
 
@@ -251,3 +251,23 @@ def test_ten_documents_on_two_workers_none_twice(cluster, tmp_path):
     for job_id in jobs:
         for page in (1, 2):
             assert logs.count(f"tablesight.pages[{job_id}.p{page:04d}] received") == 1
+
+
+def test_the_engine_is_a_job_option_and_runs_for_every_page(cluster, tmp_path):
+    """A tatr-configured fleet runs an embedded job with the embedded models (pinned by hash),
+    and the same document with the other engine is another job, never a reused one."""
+    from models.embedded.weights import MODELS, default_dir, fetch
+
+    fetch(default_dir(None))  # what .ci/setup leaves; the workers find them the same way
+    client: JobClient = cluster["client"]
+    pdf = sample_pdf(tmp_path / "engine.pdf", 2, seed=5)
+    tatr = client.enqueue(pdf)
+    embedded = client.enqueue(pdf, {"engine": "embedded"})
+    assert embedded != tatr
+    manifest = client.wait(embedded, timeout=120)
+    assert manifest["status"] == "complete", manifest["errors"]
+    assert manifest["options"]["engine"] == "embedded"
+    pinned = {m.name: m.sha256 for m in MODELS}
+    assert {manifest["models"][r]["sha256"] for r in ("detection", "structure")} == set(pinned.values())
+    assert all(not info.get("reused") for info in client.status(embedded)["pages"].values())
+    assert client.wait(tatr, timeout=120)["options"]["engine"] == "tatr"

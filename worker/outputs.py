@@ -21,6 +21,7 @@ from worker.core.captions import Context
 from worker.core.detections import TableBox
 from worker.core.replay import payload
 from worker.core.serialise import TableContext, rows_text, serialisations
+from worker.core.token_grid import StructureToken
 from worker.core.types import RulingLines, StructureObject, TableGrid, Word
 from worker.exports import export_record
 from worker.storage.base import Storage
@@ -71,6 +72,7 @@ def table_record(
     structure: Sequence[StructureObject],
     words: Sequence[Word],
     lines: RulingLines | None = None,
+    tokens: Sequence[StructureToken] | None = None,
 ) -> TableRecord:
     """The stored record of one table (`<table_id>.json`), checked against the contract."""
     tid = table_id(page, index)
@@ -91,7 +93,14 @@ def table_record(
             "page_size": list(page_size),
             "context": context.to_dict() if context else None,
             "serialisations": serialisations(grid, ctx, table_id=tid),
-            "structure": payload(crop_size, list(structure), list(words), image=f"{tid}.png", lines=lines),
+            "structure": payload(
+                crop_size,
+                list(structure),
+                list(words),
+                image=f"{tid}.png",
+                lines=lines,
+                tokens=list(tokens) if tokens is not None else None,
+            ),
         }
     )
 

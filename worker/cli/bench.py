@@ -80,7 +80,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "on generated pages, the default there); model: the models' own answers",
     )
     p.add_argument("--rounds", type=int, default=1, help="timed runs of each variant, interleaved (median reported)")
-    p.add_argument("--variants", default="naive,fast", help="comma-separated: naive, fast")
+    p.add_argument("--variants", default=None, help="comma-separated: naive, fast, embedded (default: naive,fast)")
+    p.add_argument(
+        "--engine",
+        choices=("tatr", "embedded"),
+        default="tatr",
+        help="embedded: time the embedded engine beside the Table Transformer pipeline (variants "
+        "fast,embedded unless --variants says otherwise) and report the ratio",
+    )
     p.add_argument("--rss", action="store_true", help="also run each variant alone in a fresh process for its peak RSS")
     p.add_argument(
         "--batch-sizes",
@@ -105,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
     from worker.devtools.bench_report import format_report
     from worker.settings import get_settings
 
-    variants = tuple(v.strip() for v in args.variants.split(",") if v.strip())
+    default = "fast,embedded" if args.engine == "embedded" else "naive,fast"
+    variants = tuple(v.strip() for v in (args.variants or default).split(",") if v.strip())
     if not variants or set(variants) - set(VARIANTS):
         print(f"error: --variants takes a comma-separated subset of {', '.join(VARIANTS)}", file=sys.stderr)
         return 2

@@ -15,6 +15,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--out", type=Path, default=Path("out"), help="output folder (default: ./out)")
     p.add_argument("--sample", type=Path, default=Path("sample-scan.pdf"), help="where to write the sample")
+    p.add_argument(
+        "--engine",
+        choices=("tatr", "embedded", "auto"),
+        default="auto",
+        help="auto (default): Table Transformer when its weights resolve, else the embedded engine",
+    )
     p.set_defaults(func=run)
 
 
@@ -25,7 +31,14 @@ def run(args: argparse.Namespace) -> int:
     write_sample(args.sample)
     print(f"wrote {args.sample} (2 scanned pages with tables)")
     ns = argparse.Namespace(
-        files=[args.sample], out=args.out, pages=None, dpi=None, device=None, tables="detect", no_progress=False
+        files=[args.sample],
+        out=args.out,
+        pages=None,
+        dpi=None,
+        device=None,
+        tables="detect",
+        no_progress=False,
+        engine=args.engine,
     )
     code = extract.run(ns)
     if code == 0:

@@ -30,6 +30,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="detect: find tables on each page; page: each page/image is one table crop",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--engine",
+        choices=("tatr", "embedded"),
+        help="models the workers run for this job (default: TABLESIGHT_ENGINE); part of the job's options",
+    )
     p.set_defaults(func=run)
 
 
@@ -39,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from worker.queue.state import TERMINAL
 
     client = JobClient()
-    options = {"pages": args.pages, "dpi": args.dpi, "tables": args.tables}
+    options = {"pages": args.pages, "dpi": args.dpi, "tables": args.tables, "engine": args.engine}
     try:
         normalise_options(options, client.settings)
     except ValueError as exc:

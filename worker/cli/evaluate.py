@@ -32,6 +32,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     o.set_defaults(func=run_oracle)
     add_probes_parser(esub)
     add_sql_parser(esub)
+    add_pages_parser(esub)
 
 
 def run_oracle(args: argparse.Namespace) -> int:
@@ -117,9 +118,6 @@ def run_sql(args: argparse.Namespace) -> int:
     from worker.evaluation.noise import LEVEL_NAMES
     from worker.evaluation.sql_eval import format_table, run_sql_eval
 
-    if not args.data.is_dir():
-        print(f"error: {args.data}: no such folder", file=sys.stderr)
-        return 1
     levels = args.levels.split(",") if args.levels else list(LEVEL_NAMES)
     try:
         results = run_sql_eval(args.data, levels, args.seed, limit=args.limit)
@@ -129,4 +127,58 @@ def run_sql(args: argparse.Namespace) -> int:
     print(format_table(results))
     if args.json_out:
         args.json_out.write_text(json.dumps(results, indent=1, ensure_ascii=False))
+    return 0
+
+
+def add_pages_parser(esub: argparse._SubParsersAction) -> None:
+    p = esub.add_parser(
+        "pages",
+        help="end to end on real pages: detection, structure and text against GT tables",
+        description="Render each GT table's PDF page at the GT's dpi and run the whole pipeline: "
+        "in scan mode without the text layer, in text mode with it; --mode crop scores the GT "
+        "crops alone. Detection precision/recall by page IoU, TEDS and TEDS-struct over all GT "
+        "tables (a missed table scores 0) and over matched ones, pages/s.",
+    )
+    p.add_argument("--data", type=Path, required=True, help="folder holding <set>/gt.jsonl (ICDAR records with pdf)")
+    p.add_argument("--mode", default="scan,text", help="comma-separated: scan, text, crop (default: scan,text)")
+    p.add_argument(
+        "--tool",
+        default="embedded",
+        help="comma-separated: tatr, embedded (tablesight engines), img2table, rapid-table (peers, each in "
+        "its own venv under ~/.cache/tablesight/peers, set up on first use)",
+    )
+    p.add_argument("--limit", type=int, help="only the pages of the first N tables (for a quick look)")
+    p.add_argument("--device", default="cpu", help="tablesight engines: cpu, cuda or auto")
+    p.add_argument("--json", type=Path, dest="json_out", help="also write the full results here")
+    p.set_defaults(func=run_pages)
+
+
+def run_pages(args: argparse.Namespace) -> int:
+    from worker.evaluation.pages_eval import MODES, evaluate, format_rows, load_page_tables, tablesight_tool
+    from worker.evaluation.peers import PEERS, peer_tool
+
+    modes = [m.strip() for m in args.mode.split(",") if m.strip()]
+    tools = [t.strip() for t in args.tool.split(",") if t.strip()]
+    bad = [m for m in modes if m not in MODES] + [t for t in tools if t not in ("tatr", "embedded", *PEERS)]
+    if bad or not modes or not tools:
+        print(f"error: unknown mode or tool {bad}; modes: {list(MODES)}, tools: tatr, embedded, {', '.join(PEERS)}")
+        return 2
+    tables = load_page_tables(args.data, args.limit)
+    if not tables:
+        print(f"error: {args.data}: no GT tables with a source PDF page", file=sys.stderr)
+        return 1
+    rows, full = [], {}
+    for name in tools:
+        tool = peer_tool(name) if name in PEERS else tablesight_tool(name, args.device)
+        label = name if name in PEERS else f"tablesight {name}"
+        for mode in modes:
+            result = evaluate(tool, tables, mode)
+            rows.append((label, result["summary"]))
+            full[f"{name}/{mode}"] = result
+            for failure in result["summary"]["failures"]:
+                print(f"warning: {label} {mode}: {failure}", file=sys.stderr)
+            print(format_rows(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
+    print(format_rows(rows))
+    if args.json_out:
+        args.json_out.write_text(json.dumps(full, indent=1))
     return 0

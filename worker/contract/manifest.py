@@ -13,8 +13,11 @@ from worker.contract.enums import DocStatus, TablesMode, TextSource
 class ModelRef(Contract):
     """A model as it was loaded: hub id or folder, and the revision when there is one."""
 
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"sha256"})
+
     id: str
     revision: str | None = None
+    sha256: str | None = None  # pinned weights (the embedded engine's ONNX files)
 
 
 class ErrorEntry(Contract):
@@ -66,11 +69,12 @@ class PageRecord(Contract):
 class RunOptions(Contract):
     """The options that change a document's outputs (part of a queued job's identity)."""
 
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset()
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"engine"})
 
     dpi: int | None = None
     pages: str | None = None
     tables: TablesMode = TablesMode.DETECT
+    engine: str | None = None  # tatr | embedded: part of a job's identity, like dpi
 
 
 class LogicalTableEntry(Contract):

@@ -130,11 +130,25 @@ class LinesRecord(Contract):
     v: list[Number]
 
 
+class TokenRecord(Contract):
+    """One structure token of the embedded engine, with its cell box when it opens a cell."""
+
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"bbox"})
+
+    token: str
+    score: Number
+    bbox: list[Number] | None = None
+
+
 class ReplayPayload(Contract):
-    """The structure model's output plus the words: `tablesight rebuild` turns it into HTML."""
+    """The structure model's output plus the words: `tablesight rebuild` turns it into HTML.
 
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"image", "lines"})
+    Table Transformer's objects, or (`engine: embedded`) the embedded engine's tokens."""
 
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"engine", "tokens", "image", "lines"})
+
+    engine: str | None = None
+    tokens: list[TokenRecord] | None = None
     image_size: list[int]
     objects: list[StructureObjectRecord]
     words: list[WordRecord]

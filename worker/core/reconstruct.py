@@ -263,7 +263,31 @@ def reconstruct(
             more, _ = place_spans([], found, n_rows, n_cols)
             placed += more
             repairs.append(f"{len(more)} spanning cell(s) made where text lies across a column boundary")
+    tables = by_label.get(TABLE, [])
+    table_score = max((t.score for t in tables), default=1.0)
+    return grid_from_bands(placed, rows, cols, header, words, box, table_score, repairs)
 
+
+def grid_from_bands(
+    placed: list[SpanRect],
+    rows: list[Band],
+    cols: list[Band],
+    header: set[int],
+    words: list[Word],
+    box: BBox,
+    table_score: float,
+    repairs: list[str],
+    margin_rows: float = 1.0,
+) -> TableGrid:
+    """Cells from placed rectangles (every other slot a 1x1 cell), words assigned, confidences.
+
+    Shared by every structure engine: whatever the model emits becomes tiling row and column
+    bands plus non-overlapping rectangles, and from there the grid, cell text and scores
+    follow the same rules. Words wholly outside the grid but within `margin_rows` median row
+    heights of it still go to the nearest cell.
+    """
+    x0, y0, x1, y1 = box
+    n_rows, n_cols = len(rows), len(cols)
     cells: list[Cell] = []
     owner = [[-1] * n_cols for _ in range(n_rows)]
     for rect in placed:
@@ -298,7 +322,7 @@ def reconstruct(
         boxes.append(cell.bbox)
 
     row_h = sorted(b.size for b in rows)[len(rows) // 2]
-    assignment = assign_words(words, rows, cols, owner, boxes, margin=max(row_h, 1.0))
+    assignment = assign_words(words, rows, cols, owner, boxes, margin=max(row_h * margin_rows, 1.0))
     for i, cell in enumerate(cells):
         members = assignment.words.get(i, [])
         cell.text = reading_order_text(members)
@@ -313,8 +337,6 @@ def reconstruct(
     header_rows = 0
     while header_rows < n_rows and header_rows in header:
         header_rows += 1
-    tables = by_label.get(TABLE, [])
-    table_score = max((t.score for t in tables), default=1.0)
     mean_cell = sum(c.confidence for c in cells) / len(cells) if cells else 0.0
     return TableGrid(
         n_rows=n_rows,

@@ -1,5 +1,9 @@
-"""The structure-objects replay format: untrusted JSON into core types, strict on shape only
+"""The structure replay format: untrusted JSON into core types, strict on shape only
 (docs/architecture.md, 'The replay format').
+
+A payload holds what the structure model said about one crop plus the words: Table
+Transformer objects (`objects`), or for the embedded engine (`"engine": "embedded"`) its
+structure tokens with cell boxes (`tokens`). A payload without `engine` is Table Transformer's.
 
 A payload that is not a structure payload at all (not an object, no `objects` list, values
 of the wrong type, absurd sizes) becomes one `ReplayError` naming the place, so `tablesight
@@ -12,10 +16,17 @@ never loses the table.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from worker.core.types import BBox, RulingLines, StructureObject, Word
+from worker.core.reconstruct import reconstruct
+from worker.core.refine import RefineRules
+from worker.core.token_grid import StructureToken, token_grid
+from worker.core.types import BBox, RulingLines, StructureObject, TableGrid, Word
+
+TATR = "tatr"
+EMBEDDED = "embedded"
+ENGINES = (TATR, EMBEDDED)
 
 MAX_OBJECTS = 5_000  # the structure model emits at most 125
 MAX_WORDS = 200_000
@@ -34,6 +45,8 @@ class ReplayInput:
     words: list[Word]
     image: str | None
     lines: RulingLines | None = None
+    engine: str = TATR
+    tokens: list[StructureToken] = field(default_factory=list)
 
 
 def _number(v: Any) -> bool:
@@ -68,6 +81,12 @@ def parse_payload(obj: Any) -> ReplayInput:
     """Check and convert one payload `{"image_size", "objects", "words"?, "image"?}`."""
     if not isinstance(obj, dict):
         raise ReplayError(f"expected a JSON object, got {type(obj).__name__}")
+    engine = obj.get("engine", TATR)
+    if engine not in ENGINES:
+        raise ReplayError(f"unknown engine {str(engine)[:40]!r} (expected one of {', '.join(ENGINES)})")
+    tokens = _tokens(obj.get("tokens")) if engine == EMBEDDED else []
+    if engine == EMBEDDED and "objects" not in obj:
+        obj = {**obj, "objects": []}
     if "objects" not in obj:
         raise ReplayError("missing key 'objects'")
     raw_objects = obj["objects"]
@@ -122,7 +141,25 @@ def parse_payload(obj: Any) -> ReplayInput:
     image = obj.get("image")
     if image is not None and not isinstance(image, str):
         raise ReplayError("'image' must be a path string")
-    return ReplayInput(image_size, objects, words, image, _lines(obj.get("lines")))
+    return ReplayInput(image_size, objects, words, image, _lines(obj.get("lines")), engine, tokens)
+
+
+def _tokens(raw: Any) -> list[StructureToken]:
+    if not isinstance(raw, list):
+        raise ReplayError("an embedded-engine payload needs 'tokens', a list")
+    if len(raw) > MAX_OBJECTS * 4:
+        raise ReplayError(f"too many tokens: {len(raw)} (limit {MAX_OBJECTS * 4})")
+    out = []
+    for i, t in enumerate(raw):
+        where = f"tokens[{i}]"
+        if not isinstance(t, dict) or not isinstance(t.get("token"), str) or len(t["token"]) > 40:
+            raise ReplayError(f"{where}: expected an object with a short string 'token'")
+        score = t.get("score", 1.0)
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
+            raise ReplayError(f"{where}: score must be a number in [0, 1]")
+        box = _bbox(t["bbox"], where) if t.get("bbox") is not None else None
+        out.append(StructureToken(t["token"], float(score), box))
+    return out
 
 
 def payload(
@@ -131,9 +168,23 @@ def payload(
     words: list[Word],
     image: str | None = None,
     lines: RulingLines | None = None,
+    tokens: list[StructureToken] | None = None,
 ) -> dict[str, Any]:
-    """The inverse of parse_payload: what the per-table JSON stores for replay."""
-    out: dict[str, Any] = {
+    """The inverse of parse_payload: what the per-table JSON stores for replay.
+
+    With `tokens` the payload is the embedded engine's (tokens instead of objects).
+    """
+    out: dict[str, Any] = {"engine": EMBEDDED} if tokens is not None else {}
+    if tokens is not None:
+        out["tokens"] = [
+            {
+                "token": t.token,
+                "score": round(t.score, 5),
+                **({"bbox": [round(v, 2) for v in t.bbox]} if t.bbox is not None else {}),
+            }
+            for t in tokens
+        ]
+    out |= {
         "image_size": [image_size[0], image_size[1]],
         "objects": [
             {"label": o.label, "score": round(o.score, 5), "bbox": [round(v, 2) for v in o.bbox]} for o in objects
@@ -152,3 +203,15 @@ def payload(
     if lines is not None:
         out["lines"] = {"h": [round(v, 2) for v in lines.h], "v": [round(v, 2) for v in lines.v]}
     return out
+
+
+def replay_grid(
+    item: ReplayInput,
+    thresholds: dict[str, float] | None = None,
+    duplicate_overlap: float = 0.5,
+    refine: RefineRules | None = None,
+) -> TableGrid:
+    """The grid a payload stands for, rebuilt by its engine's core rules."""
+    if item.engine == EMBEDDED:
+        return token_grid(item.tokens, item.words, item.image_size)
+    return reconstruct(item.objects, item.words, item.image_size, thresholds, duplicate_overlap, item.lines, refine)

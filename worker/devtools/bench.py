@@ -44,7 +44,7 @@ from worker.settings import Settings
 if TYPE_CHECKING:
     from models.random_init import Size
 
-VARIANTS = ("naive", "fast")
+VARIANTS = ("naive", "fast", "embedded")  # embedded: the fast pipeline on the embedded engine
 
 
 @dataclass
@@ -152,7 +152,7 @@ def run_naive(
         page_records=records,
         errors=[],
         models=stages.models(),
-        options={"dpi": dpi, "pages": None, "tables": "detect"},
+        options={"dpi": dpi, "pages": None, "tables": "detect", "engine": stages.engine},
         started=started,
     )
     data = manifest.dump()
@@ -293,6 +293,11 @@ def run_bench(
                 threads=loaded.threads,
             )
             variants["fast"] = _Variant("fast", base, stages, torch_threads(base))
+        if "embedded" in options.variants:  # real pretrained ONNX models: they give their own answers
+            embedded = base.model_copy(update={"engine": "embedded"})
+            variants["embedded"] = _Variant(
+                "embedded", embedded, load_stages(embedded, engine="embedded"), torch_threads(base)
+            )
 
         after_load = peak_rss_mib()
         log("warming up (not timed)")
@@ -360,7 +365,11 @@ def run_bench(
                     k: round(sec / (runs * tables), 3)
                     for k, sec in sorted(v.stage_cpu.items(), key=lambda kv: stage_key(kv[0]))
                 }
-        if len(variants) == 2 and all(v.runs for v in variants.values()):
+        if "embedded" in variants and "fast" in variants:
+            report["embedded_vs_tatr"] = round(
+                report["variants"]["embedded"]["pages_per_s"] / report["variants"]["fast"]["pages_per_s"], 3
+            )
+        if {"naive", "fast"} <= set(variants) and all(v.runs for v in variants.values()):
             naive, fast = variants["naive"], variants["fast"]
             report["speedup"] = round(
                 report["variants"]["fast"]["pages_per_s"] / report["variants"]["naive"]["pages_per_s"], 3

@@ -258,6 +258,11 @@ def format_report(report: dict[str, Any]) -> str:
                 f"speed-up, whole process: {whole['speedup']:.2f}x wall, {whole['cpu_ratio']:.2f}x CPU "
                 f"(naive without caption capture); table HTML identical: {whole['html_identical']}"
             )
+    if "embedded_vs_tatr" in report:
+        lines.append(
+            f"embedded engine / Table Transformer (fast): {report['embedded_vs_tatr']:.2f}x pages/s "
+            f"(Table Transformer models: {report['models']['kind']}, answers {report['answers']})"
+        )
     cfg = report["config"]
     if "fast" in cfg and "fast" in report["variants"]:
         f = cfg["fast"]

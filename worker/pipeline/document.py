@@ -70,6 +70,7 @@ def extract_document(
         on_start(len(page_list))
     active = stages() if callable(stages) else stages
     options["tables"] = "detect" if active.detector is not None else "page"
+    options["engine"] = active.engine
     records: list[PageRecord] = []
     errors: list[dict[str, Any]] = []
     try:

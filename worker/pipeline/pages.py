@@ -118,7 +118,7 @@ def detect_tables(run: Run, loaded: dict[int, Page]) -> dict[int, list[TableBox]
     return {
         p: select_tables(
             pred,
-            threshold=s.detection_threshold,
+            threshold=s.embedded_detection_threshold if run.stages.engine == "embedded" else s.detection_threshold,
             rotated_threshold=s.detection_rotated_threshold,
             merge_iou=s.detection_merge_iou,
             page_size=im.size,

@@ -31,17 +31,24 @@ class Stages:
     detector: Predictor | None  # None: every page is one table (`--tables page`)
     ocr: Callable[[Image.Image], list[Word]]
     threads: Callable[[int], None] | None = None  # sets torch's thread count (see process_pages)
+    engine: str = "tatr"  # what `structure` emits: tatr objects, or embedded tokens with cell boxes
 
     def models(self) -> dict[str, Any]:
-        out = {"structure": {"id": self.structure.model_id, "revision": self.structure.revision}}
+        out = {"structure": _model_entry(self.structure)}
         if self.detector is not None:
-            out["detection"] = {"id": self.detector.model_id, "revision": self.detector.revision}
+            out["detection"] = _model_entry(self.detector)
         return out
 
 
-def load_stages(settings: Settings, tables: str = "detect") -> Stages:
-    """Load the models named by the settings (lazily imported: torch lives in models/)."""
-    from models.device import configure_threads
+def _model_entry(model: Predictor) -> dict[str, Any]:
+    entry = {"id": model.model_id, "revision": model.revision}
+    sha256 = getattr(model, "sha256", None)  # the embedded engine's weights are pinned by hash
+    return entry | ({"sha256": sha256} if sha256 else {})
+
+
+def load_stages(settings: Settings, tables: str = "detect", engine: str | None = None) -> Stages:
+    """Load the models of the engine (`engine` or ENGINE; lazily imported: torch lives in models/)."""
+    from models.engine import EMBEDDED, choose_engine
     from models.ocr import ocr_words
     from models.table_transformer import load_detector, load_structure
 
@@ -54,6 +61,17 @@ def load_stages(settings: Settings, tables: str = "detect") -> Stages:
             rule_min_px=max(10, settings.dpi // 5),
             threads=settings.ocr_threads or None,
         )
+
+    engine = engine or settings.engine
+    if engine == "auto":
+        engine, _ = choose_engine(settings)
+    if engine == EMBEDDED:
+        from models import embedded
+
+        threads = torch_threads(settings)  # onnxruntime's per-call threads, like torch's per lane
+        found: Predictor | None = embedded.load_detector(settings, threads) if tables == "detect" else None
+        return Stages(embedded.load_structure(settings, threads), found, ocr, engine=EMBEDDED)
+    from models.device import configure_threads
 
     detector = load_detector(settings) if tables == "detect" else None
     stages = Stages(structure=load_structure(settings), detector=detector, ocr=ocr, threads=configure_threads)

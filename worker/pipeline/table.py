@@ -14,6 +14,7 @@ from worker.core.detections import TableBox, padded_box, rotate_words_clockwise,
 from worker.core.flags import complexity_flags
 from worker.core.html_out import grid_to_html
 from worker.core.reconstruct import reconstruct
+from worker.core.token_grid import token_grid, tokens_from_raw
 from worker.core.types import StructureObject, Word
 from worker.outputs import table_record
 from worker.overlap import timed
@@ -38,10 +39,14 @@ def crop_table(
     run: Run, page: int, index: int, box: TableBox, page_image: Image.Image, page_words: list[Word]
 ) -> FoundTable:
     """The table's crop and its words; OCR, when needed, starts in the pool (see `settle`)."""
+    s = run.settings
+    margin = s.embedded_crop_padding_px if run.stages.engine == "embedded" else None
     if not run.detecting:
         crop_box = (0, 0, page_image.width, page_image.height)
+    elif margin is not None:  # the embedded structure model reads text in a wide margin as rows
+        crop_box = padded_box(box.bbox, page_image.size, 0.0, margin)
     else:
-        crop_box = padded_box(box.bbox, page_image.size, run.settings.crop_padding, run.settings.crop_padding_min_px)
+        crop_box = padded_box(box.bbox, page_image.size, s.crop_padding, s.crop_padding_min_px)
     crop = page_image.crop(crop_box)
     inside = words_in_crop(page_words, crop_box)
     if box.rotated:
@@ -72,11 +77,18 @@ def build_table(
     from models.rules import find_ruling_lines  # numpy image step: the core gets the positions as data
 
     s = run.settings
-    structure = [StructureObject(o["label"], float(o["score"]), tuple(o["bbox"])) for o in objects]
-    lines = find_ruling_lines(table.crop, max(10, run.dpi // 5)) if s.refine_lines else None
-    grid = reconstruct(
-        structure, table.words, table.crop.size, s.thresholds(), s.duplicate_overlap, lines, s.refine_rules()
-    )
+    tokens = None
+    structure: list[StructureObject] = []
+    lines = None
+    if run.stages.engine == "embedded":  # structure tokens with cell boxes
+        tokens = tokens_from_raw(objects)
+        grid = token_grid(tokens, table.words, table.crop.size)
+    else:
+        structure = [StructureObject(o["label"], float(o["score"]), tuple(o["bbox"])) for o in objects]
+        lines = find_ruling_lines(table.crop, max(10, run.dpi // 5)) if s.refine_lines else None
+        grid = reconstruct(
+            structure, table.words, table.crop.size, s.thresholds(), s.duplicate_overlap, lines, s.refine_rules()
+        )
     flags = complexity_flags(grid, rotated=table.box.rotated, words=table.words, rules=run.settings.flag_rules())
     record = table_record(
         doc_id=run.doc_id,
@@ -94,5 +106,6 @@ def build_table(
         structure=structure,
         words=table.words,
         lines=lines,
+        tokens=tokens,
     )
     return record, grid_to_html(grid)

@@ -32,7 +32,7 @@ from worker.settings import Settings, get_settings
 from worker.storage import Storage, storage_for
 from worker.timestamps import utc_now_iso
 
-OPTION_KEYS = ("dpi", "pages", "tables")
+OPTION_KEYS = ("dpi", "pages", "tables", "engine")
 _log = logging.LoggerAdapter(logging.getLogger(__name__), {})
 
 
@@ -72,7 +72,11 @@ def normalise_options(options: dict[str, Any] | None, settings: Settings) -> dic
     tables = options.get("tables") or "detect"
     if tables not in ("detect", "page"):
         raise ValueError(f"tables must be 'detect' or 'page', not {tables!r}")
-    return {"dpi": dpi, "pages": pages, "tables": tables}
+    # the engine is fixed per job, so one job's pages never mix engines across a fleet
+    engine = options.get("engine") or settings.engine
+    if engine not in ("tatr", "embedded"):
+        raise ValueError(f"engine must be 'tatr' or 'embedded' for queued jobs, not {engine!r}")
+    return {"dpi": dpi, "pages": pages, "tables": tables, "engine": engine}
 
 
 class JobClient:

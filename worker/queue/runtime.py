@@ -74,7 +74,7 @@ class Runtime:
         self.state = JobState.from_settings(settings)
         self._storage: Storage | None = None
         self._inputs: InputCache | None = None
-        self._stages: dict[str, Stages] = {}
+        self._stages: dict[tuple[str, str], Stages] = {}
 
     @property
     def storage(self) -> Storage:
@@ -88,13 +88,13 @@ class Runtime:
             self._inputs = InputCache(self.settings)
         return self._inputs
 
-    def stages(self, tables: str) -> Stages:
-        """The models, loaded on first use in this process and kept for its lifetime."""
-        if tables not in self._stages:
+    def stages(self, tables: str, engine: str = "tatr") -> Stages:
+        """The models of a job's engine, loaded on first use in this process and kept for its lifetime."""
+        if (tables, engine) not in self._stages:
             from worker.pipeline import load_stages
 
-            self._stages[tables] = load_stages(self.settings, tables=tables)
-        return self._stages[tables]
+            self._stages[tables, engine] = load_stages(self.settings, tables=tables, engine=engine)
+        return self._stages[tables, engine]
 
     def close(self) -> None:
         if self._inputs is not None:

@@ -242,12 +242,15 @@ def _pages_to_run(
 def _run(task: Task, rt: Runtime, job: dict[str, Any], todo: list[int], finished: set[int], log: JobLog) -> None:
     job_id, s = job["job_id"], rt.settings
     # BENCH HOOK (Settings.bench_stand_in_pages): no models, an empty record per page
-    stages = None if s.bench_stand_in_pages else rt.stages(job["options"].get("tables", "detect"))
+    engine = job["options"].get("engine") or "tatr"
+    stages = None if s.bench_stand_in_pages else rt.stages(job["options"].get("tables", "detect"), engine)
     models = STAND_IN_MODELS if stages is None else stages.models()
     if not job.get("models"):
         rt.state.update(job_id, models=models)
     # what a page's output depends on (not the page selection): a record with the same marker is reusable
     page_options = {k: job["options"].get(k) for k in ("dpi", "tables")}
+    if job["options"].get("engine", "tatr") != "tatr":  # tatr records written before engines existed stay reusable
+        page_options["engine"] = job["options"]["engine"]
     marker = {"job_id": job_id, "page_options_hash": options_hash(page_options), "models": models}
     doc = rt.inputs.get(rt.storage, job["input_key"], job["sha256"])
     host = task.request.hostname
@@ -344,7 +347,7 @@ def _preload(**_: Any) -> None:
     rt = runtime()
     if rt.settings.preload_models:
         try:
-            rt.stages("detect")
+            rt.stages("detect", "embedded" if rt.settings.engine == "embedded" else "tatr")
         except Exception:  # noqa: BLE001 - a crash here would restart the process in a loop; the
             logger.exception("preloading the models failed")  # page tasks report the reason instead
 

@@ -1,0 +1,26 @@
+"""One onnxruntime session per model file, on CPU or CUDA, with a fixed thread count."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnxruntime as ort
+
+
+def open_session(path: Path, threads: int = 0, device: str = "auto") -> ort.InferenceSession:
+    """`threads` 0 lets onnxruntime choose; `device` cpu, cuda[:N] or auto (CUDA when ORT has it)."""
+    options = ort.SessionOptions()
+    options.log_severity_level = 3  # the Paddle exports warn about shape merges on every load
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if threads > 0:
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+    available = ort.get_available_providers()
+    providers: list[str | tuple[str, dict[str, str]]] = ["CPUExecutionProvider"]
+    value = device.strip().lower()
+    if value.startswith("cuda") and "CUDAExecutionProvider" not in available:
+        raise ValueError(f"device {device!r} asks for CUDA but this onnxruntime has no CUDA provider")
+    if (value.startswith("cuda") or value == "auto") and "CUDAExecutionProvider" in available:
+        index = value.partition(":")[2] or "0"
+        providers.insert(0, ("CUDAExecutionProvider", {"device_id": index}))
+    return ort.InferenceSession(str(path), sess_options=options, providers=providers)

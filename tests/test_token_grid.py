@@ -1,0 +1,189 @@
+"""Structure tokens with cell boxes -> TableGrid (the embedded engine's core), and its replay."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from worker.cli.rebuild import rebuild_one
+from worker.core.html_out import grid_to_html
+from worker.core.replay import EMBEDDED, ReplayError, parse_payload, payload, replay_grid
+from worker.core.token_grid import StructureToken, token_grid, tokens_from_raw
+from worker.core.types import Word
+
+
+def _tokens(rows: list[list[tuple[str, int, int]]], head: int = 0, cell: tuple[int, int] = (100, 40)):
+    """Token stream for rows of (text, rowspan, colspan), with boxes on a regular grid.
+
+    Returns the tokens and, per text, the box of the cell (for placing words in it).
+    """
+    cw, ch = cell
+    taken: set[tuple[int, int]] = set()
+    out: list[StructureToken] = []
+    boxes: dict[str, tuple[float, float, float, float]] = {}
+    if head:
+        out.append(StructureToken("<thead>", 0.99))
+    for r, row in enumerate(rows):
+        if head and r == head:
+            out += [StructureToken("</thead>", 0.99), StructureToken("<tbody>", 0.99)]
+        out.append(StructureToken("<tr>", 0.99))
+        c = 0
+        for text, rs, cs in row:
+            while (r, c) in taken:
+                c += 1
+            taken |= {(r + i, c + j) for i in range(rs) for j in range(cs)}
+            box = (c * cw + 4.0, r * ch + 4.0, (c + cs) * cw - 4.0, (r + rs) * ch - 4.0)
+            boxes[text] = box
+            if rs == cs == 1:
+                out.append(StructureToken("<td></td>", 0.98, box))
+            else:
+                out.append(StructureToken("<td", 0.97, box))
+                if rs > 1:
+                    out.append(StructureToken(f' rowspan="{rs}"', 0.96))
+                if cs > 1:
+                    out.append(StructureToken(f' colspan="{cs}"', 0.96))
+                out += [StructureToken(">", 0.99), StructureToken("</td>", 0.99)]
+            c += cs
+        out.append(StructureToken("</tr>", 0.99))
+    out.append(StructureToken("</tbody>", 0.99))
+    return out, boxes
+
+
+def _word(text: str, box: tuple[float, float, float, float]) -> Word:
+    x0, y0, x1, y1 = box
+    return Word(text, (x0 + 6, y0 + 6, min(x1, x0 + 60), y1 - 6))
+
+
+FINANCIAL = [
+    [("Region", 2, 1), ("Product", 2, 1), ("2023", 1, 2), ("2024", 1, 2)],
+    [("Rev23", 1, 1), ("Cost23", 1, 1), ("Rev24", 1, 1), ("Cost24", 1, 1)],
+    [("North", 2, 1), ("Widgets", 1, 1), ("1", 1, 1), ("2", 1, 1), ("3", 1, 1), ("4", 1, 1)],
+    [("Gadgets", 1, 1), ("5", 1, 1), ("6", 1, 1), ("7", 1, 1), ("8", 1, 1)],
+    [("Total", 1, 2), ("9", 1, 1), ("10", 1, 1), ("11", 1, 1), ("12", 1, 1)],
+]
+
+
+def test_spans_headers_and_words_land_in_their_cells() -> None:
+    tokens, boxes = _tokens(FINANCIAL, head=2)
+    words = [_word(t, b) for t, b in boxes.items()]
+    grid = token_grid(tokens, words, (600, 200))
+    grid.owner_map()  # a partition of the grid
+    assert (grid.n_rows, grid.n_cols, grid.header_rows) == (5, 6, 2)
+    by_text = {c.text: c for c in grid.cells}
+    assert set(by_text) == set(boxes)
+    assert (by_text["Region"].row, by_text["Region"].col, by_text["Region"].rowspan) == (0, 0, 2)
+    assert (by_text["2024"].row, by_text["2024"].col, by_text["2024"].colspan) == (0, 4, 2)
+    assert (by_text["Gadgets"].row, by_text["Gadgets"].col) == (3, 1)
+    assert (by_text["Total"].row, by_text["Total"].colspan) == (4, 2)
+    assert (by_text["12"].row, by_text["12"].col) == (4, 5)
+    assert by_text["Rev23"].is_header and not by_text["North"].is_header
+    assert grid.repairs == []
+    html = grid_to_html(grid)
+    assert '<th rowspan="2">Region</th>' in html and '<td colspan="2">Total</td>' in html
+
+
+def test_row_bands_follow_the_cell_boxes() -> None:
+    tokens, _ = _tokens([[("a", 1, 1), ("b", 1, 1)], [("c", 1, 1), ("d", 1, 1)]], cell=(80, 30))
+    grid = token_grid(tokens, [], (160, 60))
+    assert [round(b[1]) for b in grid.row_bboxes] == [4, 30]  # tiles from the first cell's top
+    assert [round(b[3]) for b in grid.row_bboxes] == [30, 56]
+    assert [round(b[0]) for b in grid.col_bboxes] == [4, 80]
+
+
+def test_ragged_rows_and_overlong_spans_are_repaired_not_fatal() -> None:
+    box = (0.0, 0.0, 50.0, 20.0)
+    tokens = [
+        StructureToken("<tr>", 1.0),
+        StructureToken("<td", 0.9, box),
+        StructureToken(' rowspan="5"', 0.9),
+        StructureToken(">", 0.9),
+        StructureToken("</td>", 0.9),
+        StructureToken("<td></td>", 0.9, (50.0, 0.0, 100.0, 20.0)),
+        StructureToken("<td></td>", 0.9, (100.0, 0.0, 150.0, 20.0)),
+        StructureToken("</tr>", 1.0),
+        StructureToken("<tr>", 1.0),
+        StructureToken("<td></td>", 0.9, (50.0, 20.0, 100.0, 40.0)),
+        StructureToken("</tr>", 1.0),
+        StructureToken("<td></td>", 0.9, None),  # a cell outside any row, without a box
+    ]
+    grid = token_grid(tokens, [], (150, 60))
+    grid.owner_map()
+    assert (grid.n_rows, grid.n_cols) == (3, 3)
+    assert any("row span" in r for r in grid.repairs)
+    assert any("short row" in r for r in grid.repairs)
+    assert any("outside a row" in r for r in grid.repairs)
+
+
+def test_no_cells_gives_an_empty_grid_with_the_words_kept() -> None:
+    words = [Word("x", (1.0, 1.0, 5.0, 5.0))]
+    grid = token_grid([StructureToken("<tr>", 1.0), StructureToken("</tr>", 1.0)], words)
+    assert grid.n_rows == 0 and grid.unassigned_words == words and grid.repairs
+
+
+def test_page_text_beyond_the_table_edge_stays_out_of_cells() -> None:
+    tokens, boxes = _tokens([[("a", 1, 1), ("b", 1, 1)], [("c", 1, 1), ("d", 1, 1)]], cell=(100, 40))
+    words = [_word(t, b) for t, b in boxes.items()] + [Word("caption", (10.0, -30.0, 90.0, -12.0))]
+
+    def down(b: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
+        return (b[0], b[1] + 40, b[2], b[3] + 40)  # room above the table for a line of page text
+
+    moved = [StructureToken(t.token, t.score, None if t.bbox is None else down(t.bbox)) for t in tokens]
+    grid = token_grid(moved, [Word(w.text, down(w.bbox)) for w in words], (200, 120))
+    assert "caption" not in " ".join(c.text for c in grid.cells)
+    assert [w.text for w in grid.unassigned_words] == ["caption"]
+
+
+def test_replay_payload_round_trip_rebuilds_the_same_html() -> None:
+    tokens, boxes = _tokens(FINANCIAL, head=2)
+    words = [_word(t, b) for t, b in boxes.items()]
+    grid = token_grid(tokens, words, (600, 200))
+    stored = json.loads(json.dumps(payload((600, 200), [], words, image="t.png", tokens=tokens)))
+    assert stored["engine"] == EMBEDDED and stored["objects"] == []
+    item = parse_payload(stored)
+    assert item.engine == EMBEDDED and len(item.tokens) == len(tokens)
+    assert grid_to_html(replay_grid(item)) == grid_to_html(grid)
+    assert rebuild_one(stored) == grid_to_html(grid)
+
+
+def test_payload_without_engine_is_table_transformer() -> None:
+    item = parse_payload({"objects": [], "words": []})
+    assert item.engine == "tatr" and item.tokens == []
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"engine": "other", "objects": []},
+        {"engine": "embedded"},
+        {"engine": "embedded", "tokens": [{"token": 3}]},
+        {"engine": "embedded", "tokens": [{"token": "<td></td>", "bbox": [1, 2, 0, 0]}]},
+        {"engine": "embedded", "tokens": [{"token": "<td></td>", "score": 7}]},
+    ],
+)
+def test_bad_embedded_payloads_give_one_reason(bad: dict) -> None:
+    with pytest.raises(ReplayError):
+        parse_payload(bad)
+
+
+def test_tokens_from_raw_takes_the_models_plain_output() -> None:
+    raw = [{"token": "<tr>", "score": 0.9}, {"token": "<td></td>", "score": 0.8, "bbox": [1, 2, 3, 4]}]
+    assert tokens_from_raw(raw) == [StructureToken("<tr>", 0.9), StructureToken("<td></td>", 0.8, (1.0, 2.0, 3.0, 4.0))]
+
+
+def test_row_boundaries_move_off_text_when_the_boxes_sit_too_high() -> None:
+    """Cell boxes drifting up by up to half a row still give every word its own row."""
+    rows = [[(f"r{r}c{c}", 1, 1) for c in range(3)] for r in range(8)]
+    tokens, boxes = _tokens(rows, cell=(100, 30))
+    drifted = [
+        StructureToken(
+            t.token,
+            t.score,
+            None if t.bbox is None else (t.bbox[0], t.bbox[1] * 0.95 - 6, t.bbox[2], t.bbox[3] * 0.95 - 6),
+        )
+        for t in tokens
+    ]
+    words = [Word(text, (b[0] + 6, b[1] + 6, b[0] + 50, b[3] - 6)) for text, b in boxes.items()]
+    grid = token_grid(drifted, words, (300, 240))
+    assert {c.text: (c.row, c.col) for c in grid.cells} == {f"r{r}c{c}": (r, c) for r in range(8) for c in range(3)}
+    assert "row boundaries moved off the text lines they cut" in grid.repairs

@@ -1,0 +1,322 @@
+"""Structure tokens with cell boxes (an image-to-markup model's output) -> the table grid.
+
+Models of the SLANet family emit the table as HTML structure tokens (`<tr>`, `<td></td>`,
+`<td`, ` colspan="2"`, `>`, `</td>`, `<thead>`...) and one box per cell. The logical grid
+comes from the tokens (cells placed as a browser would place them), the geometry from the
+boxes: each grid row and column becomes a band at the median edges of its cells, and from
+there `grid_from_bands` builds cells, assigns words and scores exactly as for Table
+Transformer objects. Malformed token streams are repaired, never fatal, and every repair is
+noted.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from bisect import bisect_left, bisect_right
+from collections import Counter
+from dataclasses import dataclass
+from statistics import median
+from typing import Any
+
+from worker.core.bands import Band, snap
+from worker.core.geometry import clip, union_box
+from worker.core.reconstruct import grid_from_bands
+from worker.core.spans import SpanRect
+from worker.core.types import BBox, TableGrid, Word
+
+_SPAN_RE = re.compile(r'^\s*(colspan|rowspan)="(\d+)"$')
+CELL_OPEN = ("<td></td>", "<td", "<td>")
+MAX_SPAN = 1000
+# The cell boxes reach the table's edge, unlike Table Transformer's often tight rows, so a word
+# more than this many median row heights outside them is page text caught by the crop margin.
+OUTSIDE_MARGIN_ROWS = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class StructureToken:
+    """One decoded token; cell-opening tokens carry the cell's box in crop pixels."""
+
+    token: str
+    score: float
+    bbox: BBox | None = None
+
+
+@dataclass(slots=True)
+class _Cell:
+    row: int
+    col: int = 0
+    rowspan: int = 1
+    colspan: int = 1
+    score: float = 1.0
+    bbox: BBox | None = None
+    header: bool = False
+
+
+def tokens_from_raw(raw: list[dict[str, Any]]) -> list[StructureToken]:
+    """The structure model's plain output (`{"token", "score", "bbox"?}` each) as tokens."""
+    return [
+        StructureToken(
+            str(t["token"]),
+            float(t.get("score", 1.0)),
+            tuple(float(v) for v in t["bbox"]) if t.get("bbox") is not None else None,  # type: ignore[arg-type]
+        )
+        for t in raw
+    ]
+
+
+def _usable(b: BBox | None) -> bool:
+    return b is not None and all(math.isfinite(v) for v in b) and b[2] > b[0] and b[3] > b[1]
+
+
+def parse_tokens(tokens: list[StructureToken], repairs: list[str]) -> tuple[list[_Cell], int]:
+    """Cells with their row, spans, box and header mark, in token order; and the row count."""
+    cells: list[_Cell] = []
+    row = -1
+    in_head = False
+    row_open = False
+    current: _Cell | None = None
+    for t in tokens:
+        tok = t.token
+        if tok == "<thead>":
+            in_head = True
+        elif tok in ("</thead>", "<tbody>"):
+            in_head = False
+        elif tok == "<tr>":
+            row += 1
+            row_open = True
+        elif tok == "</tr>":
+            row_open = False
+        elif tok in CELL_OPEN:
+            if not row_open:  # a cell outside any row opens one
+                row += 1
+                row_open = True
+                repairs.append("cell outside a row: a row was opened for it")
+            current = _Cell(row, score=t.score, bbox=t.bbox if _usable(t.bbox) else None, header=in_head)
+            cells.append(current)
+            if tok == "<td></td>":
+                current = None
+        elif current is not None and (m := _SPAN_RE.match(tok)):
+            value = min(max(int(m.group(2)), 1), MAX_SPAN)
+            if m.group(1) == "colspan":
+                current.colspan = value
+            else:
+                current.rowspan = value
+        elif tok in (">", "</td>"):
+            if tok == "</td>":
+                current = None
+    return cells, row + 1
+
+
+def place(cells: list[_Cell], n_rows: int, repairs: list[str]) -> tuple[list[SpanRect], int, int]:
+    """Lay the cells on slots as HTML does (skipping slots taken by row spans from above).
+
+    Row spans past the last row are cut; a column span that runs into a slot taken from
+    above is cut before it. Returns the rectangles, the row count and the column count.
+    """
+    taken: set[tuple[int, int]] = set()
+    rects: list[SpanRect] = []
+    cursor: dict[int, int] = {}
+    clipped = cut = 0
+    for cell in cells:
+        col = cursor.get(cell.row, 0)
+        while (cell.row, col) in taken:
+            col += 1
+        rowspan = cell.rowspan
+        if cell.row + rowspan > n_rows:
+            rowspan = n_rows - cell.row
+            clipped += 1
+        colspan = 1
+        while colspan < cell.colspan and all(
+            (r, col + colspan) not in taken for r in range(cell.row, cell.row + rowspan)
+        ):
+            colspan += 1
+        if colspan < cell.colspan:
+            cut += 1
+        cell.col, cell.rowspan, cell.colspan = col, rowspan, colspan
+        for r in range(cell.row, cell.row + rowspan):
+            for c in range(col, col + colspan):
+                taken.add((r, c))
+        cursor[cell.row] = col + colspan
+        rects.append(SpanRect(cell.row, cell.row + rowspan - 1, col, col + colspan - 1, cell.score))
+    if clipped:
+        repairs.append(f"{clipped} row span(s) past the last row cut")
+    if cut:
+        repairs.append(f"{cut} column span(s) running into a cell from above cut")
+    n_cols = max((c + 1 for _, c in taken), default=0)
+    widths = Counter(r for r, _ in taken)
+    short = sum(1 for r in range(n_rows) if widths[r] < n_cols)
+    if short:
+        repairs.append(f"{short} short row(s) filled with empty cells")
+    return rects, n_rows, n_cols
+
+
+def _axis_bands(cells: list[_Cell], n: int, axis: str) -> list[Band] | None:
+    """One band per grid row ('y') or column ('x') at the median edges of the cells in it.
+
+    Cells spanning one line give its edges; a line that only spanning cells cross gets an
+    equal share of them. Lines no box tells about are interpolated; bands are kept in order.
+    """
+    lo_i, hi_i = (1, 3) if axis == "y" else (0, 2)
+    single: list[list[tuple[float, float, float]]] = [[] for _ in range(n)]
+    shared: list[list[tuple[float, float, float]]] = [[] for _ in range(n)]
+    for cell in cells:
+        if cell.bbox is None:
+            continue
+        start, span = (cell.row, cell.rowspan) if axis == "y" else (cell.col, cell.colspan)
+        a, b = cell.bbox[lo_i], cell.bbox[hi_i]
+        step = (b - a) / span
+        for k in range(span):
+            target = single if span == 1 else shared
+            if 0 <= start + k < n:
+                target[start + k].append((a + k * step, a + (k + 1) * step, cell.score))
+    est: list[tuple[float, float, float] | None] = []
+    for i in range(n):
+        pool = single[i] or shared[i]
+        if pool:
+            est.append((median(p[0] for p in pool), median(p[1] for p in pool), median(p[2] for p in pool)))
+        else:
+            est.append(None)
+    known = [i for i, e in enumerate(est) if e is not None]
+    if not known:
+        return None
+    for i in range(n):  # fill unknown lines between (or beyond) known ones
+        if est[i] is not None:
+            continue
+        before = max((k for k in known if k < i), default=None)
+        after = min((k for k in known if k > i), default=None)
+        if before is not None and after is not None:
+            b_hi, a_lo = est[before][1], est[after][0]  # type: ignore[index]
+            gap = (a_lo - b_hi) / (after - before)
+            lo = b_hi + (i - before - 1) * gap + 0.0
+            est[i] = (lo, lo + max(gap, 1e-3), 0.0)
+        else:
+            ref = est[before if before is not None else after]  # type: ignore[index]
+            size = ref[1] - ref[0]  # type: ignore[index]
+            offset = (i - (before if before is not None else after)) * size  # type: ignore[operator]
+            est[i] = (ref[0] + offset, ref[1] + offset, 0.0)  # type: ignore[index]
+    bands: list[Band] = []
+    for e in est:
+        lo, hi, score = e  # type: ignore[misc]
+        if bands and lo <= bands[-1].lo:
+            lo = bands[-1].lo + 1e-3
+        bands.append(Band(lo, max(hi, lo + 1e-3), score))
+    return bands
+
+
+def _crossings(cut: float, starts: list[float], ends: list[float]) -> int:
+    """How many word intervals (starts and ends each sorted) hold `cut` strictly inside."""
+    return bisect_left(starts, cut) - bisect_right(ends, cut)
+
+
+def fit_rows_to_text(bands: list[Band], cells: list[_Cell], words: list[Word], repairs: list[str]) -> list[Band]:
+    """Move the row boundaries off the text lines they cut through.
+
+    The model's cell boxes can sit a few pixels off the text, growing down the table (seen on
+    wide, short crops), and a boundary through a line of text sends its words to the wrong
+    row. The boundaries are first moved together (a scale about the table top and a shift,
+    within 8% and 0.6 row heights) to cut through as few words as possible, then each one
+    alone to the nearest gap between words within a third of a row. Words inside a cell
+    spanning several rows are left out: they may cross boundaries legitimately.
+    """
+    if len(bands) < 2:
+        return bands
+    spanned = [c.bbox for c in cells if c.rowspan > 1 and c.bbox is not None]
+    spans: list[tuple[float, float]] = []
+    for w in words:
+        cx, cy = (w.bbox[0] + w.bbox[2]) / 2, (w.bbox[1] + w.bbox[3]) / 2
+        if any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3] for b in spanned):
+            continue
+        trim = 0.15 * (w.bbox[3] - w.bbox[1])
+        spans.append((w.bbox[1] + trim, w.bbox[3] - trim))
+    if len(spans) < 3:
+        return bands
+    starts = sorted(a for a, _ in spans)
+    ends = sorted(b for _, b in spans)
+    cuts = [(a.hi + b.lo) / 2 for a, b in zip(bands, bands[1:])]
+    height = median(b.size for b in bands)
+    top = bands[0].lo
+
+    centres = sorted((a + b) / 2 for a, b in spans)
+    first, last = bands[0].size, bands[-1].size
+
+    def cost(scale: float, shift: float) -> int:
+        mapped = [top + scale * (c - top) + shift for c in cuts]
+        # text beyond the outer rows' height past the outer boundaries would leave the table: a fit
+        # one whole row off (between the same text lines) must not look as good as the right one
+        below = len(centres) - bisect_right(centres, mapped[-1] + scale * last)
+        outside = bisect_left(centres, mapped[0] - scale * first) + below
+        return outside + sum(_crossings(y, starts, ends) for y in mapped)
+
+    base = cost(1.0, 0.0)
+    if base == 0:
+        return bands
+    best = (base, 0.0, 1.0, 0.0)
+    step = max(0.5, height / 20)
+    shifts = [k * step for k in range(-int(0.6 * height / step), int(0.6 * height / step) + 1)]
+    for i in range(-16, 17):
+        scale = 1.0 + i * 0.005
+        for shift in shifts:
+            found = cost(scale, shift)
+            penalty = abs(scale - 1.0) * 10 + abs(shift) / height
+            if (found, penalty) < best[:2]:
+                best = (found, penalty, scale, shift)
+    _, _, scale, shift = best
+    moved = [top + scale * (c - top) + shift for c in cuts]
+    edges = sorted({v for pair in spans for v in pair})
+    reach = height / 3
+    for k, cut in enumerate(moved):
+        if _crossings(cut, starts, ends) == 0:
+            continue
+        lo = moved[k - 1] if k else bands[0].lo
+        hi = moved[k + 1] if k + 1 < len(moved) else bands[-1].hi
+        options = [e + d for e in edges for d in (-0.25, 0.25) if abs(e + d - cut) <= reach and lo < e + d < hi]
+        free = [y for y in options if _crossings(y, starts, ends) == 0]
+        if free:
+            moved[k] = min(free, key=lambda y: abs(y - cut))
+    if base > sum(_crossings(c, starts, ends) for c in moved):
+        repairs.append("row boundaries moved off the text lines they cut")
+    else:
+        return bands
+    lows = [bands[0].lo, *moved]
+    highs = [*moved, bands[-1].hi]
+    return [Band(lo, max(hi, lo + 1e-3), b.score) for lo, hi, b in zip(lows, highs, bands)]
+
+
+def token_grid(
+    tokens: list[StructureToken], words: list[Word], image_size: tuple[float, float] | None = None
+) -> TableGrid:
+    """Rebuild one table from structure tokens and cell boxes. Pure; never raises on valid input."""
+    repairs: list[str] = []
+    words = [w for w in words if _usable(w.bbox) and w.text.strip()]
+    cells, n_rows = parse_tokens(tokens, repairs)
+    if not cells:
+        return TableGrid(
+            0,
+            0,
+            [],
+            repairs=["nothing to reconstruct: the model found no cells"],
+            confidence=0.0,
+            unassigned_words=words,
+        )
+    rects, n_rows, n_cols = place(cells, n_rows, repairs)
+    rows = _axis_bands(cells, n_rows, "y")
+    cols = _axis_bands(cells, n_cols, "x")
+    boxes = [c.bbox for c in cells if c.bbox is not None]
+    if rows is None or cols is None or not boxes:
+        return TableGrid(
+            0, 0, [], repairs=["nothing to reconstruct: no cell boxes"], confidence=0.0, unassigned_words=words
+        )
+    box = union_box([*boxes, (cols[0].lo, rows[0].lo, cols[-1].hi, rows[-1].hi)])
+    if image_size:
+        box = clip(box, (0.0, 0.0, float(image_size[0]), float(image_size[1])))
+    if not _usable(box):
+        return TableGrid(0, 0, [], repairs=["nothing to reconstruct: empty table box"], confidence=0.0)
+    rows = snap(fit_rows_to_text(rows, cells, words, repairs), box[1], box[3])
+    cols = snap(cols, box[0], box[2])
+    header = {r for c in cells if c.header for r in range(c.row, c.row + c.rowspan)}
+    # a header row needs every cell in it marked: a body cell spanning up into it unmarks it
+    header -= {r for c in cells if not c.header for r in range(c.row, c.row + c.rowspan)}
+    scores = [t.score for t in tokens]
+    table_score = sum(scores) / len(scores) if scores else 1.0
+    return grid_from_bands(rects, rows, cols, header, words, box, table_score, repairs, margin_rows=OUTSIDE_MARGIN_ROWS)
