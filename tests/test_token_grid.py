@@ -157,7 +157,6 @@ def test_payload_without_engine_is_table_transformer() -> None:
         {"engine": "other", "objects": []},
         {"engine": "embedded"},
         {"engine": "embedded", "tokens": [{"token": 3}]},
-        {"engine": "embedded", "tokens": [{"token": "<td></td>", "bbox": [1, 2, 0, 0]}]},
         {"engine": "embedded", "tokens": [{"token": "<td></td>", "score": 7}]},
     ],
 )
@@ -187,3 +186,23 @@ def test_row_boundaries_move_off_text_when_the_boxes_sit_too_high() -> None:
     grid = token_grid(drifted, words, (300, 240))
     assert {c.text: (c.row, c.col) for c in grid.cells} == {f"r{r}c{c}": (r, c) for r in range(8) for c in range(3)}
     assert "row boundaries moved off the text lines they cut" in grid.repairs
+
+
+def test_an_inverted_token_box_is_repaired_not_fatal() -> None:
+    """Like Table Transformer's objects, one bad box must not lose the table."""
+    item = parse_payload(
+        {
+            "engine": "embedded",
+            "image_size": [100, 50],
+            "tokens": [
+                {"token": "<tr>"},
+                {"token": "<td></td>", "bbox": [1, 2, 0, 0]},
+                {"token": "<td></td>", "bbox": [50, 0, 90, 20]},
+                {"token": "</tr>"},
+            ],
+            "words": [{"text": "kept", "bbox": [55, 2, 70, 10]}],
+        }
+    )
+    grid = replay_grid(item)
+    grid.owner_map()
+    assert (grid.n_rows, grid.n_cols) == (1, 2) and [c.text for c in grid.sorted_cells()] == ["", "kept"]

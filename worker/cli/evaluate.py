@@ -118,6 +118,9 @@ def run_sql(args: argparse.Namespace) -> int:
     from worker.evaluation.noise import LEVEL_NAMES
     from worker.evaluation.sql_eval import format_table, run_sql_eval
 
+    if not args.data.is_dir():
+        print(f"error: {args.data}: no such folder", file=sys.stderr)
+        return 1
     levels = args.levels.split(",") if args.levels else list(LEVEL_NAMES)
     try:
         results = run_sql_eval(args.data, levels, args.seed, limit=args.limit)
@@ -157,6 +160,9 @@ def run_pages(args: argparse.Namespace) -> int:
     from worker.evaluation.pages_eval import MODES, evaluate, format_rows, load_page_tables, tablesight_tool
     from worker.evaluation.peers import PEERS, peer_tool
 
+    if not args.data.is_dir():
+        print(f"error: {args.data}: no such folder", file=sys.stderr)
+        return 1
     modes = [m.strip() for m in args.mode.split(",") if m.strip()]
     tools = [t.strip() for t in args.tool.split(",") if t.strip()]
     bad = [m for m in modes if m not in MODES] + [t for t in tools if t not in ("tatr", "embedded", *PEERS)]

@@ -157,7 +157,9 @@ def _refine(
 
     Text that may legitimately cross a boundary is left out of the words a boundary must not
     cut: spanning cells, and for columns also the column header and projected row headers,
-    whose labels often run over several columns.
+    whose labels often run over several columns. For rows the column header's words are left
+    out too: header labels wrap over several lines in several columns at once, which would
+    read as two rows; the header's own rows come from the model's header and spanning cells.
     """
     if not words or not rules.any:
         return rows, cols
@@ -178,7 +180,8 @@ def _refine(
         every_word=marks_for(pairs, "x"),
         cell_edges=[v for b in spans for v in (b[0], b[2])],
     )
-    row_marks = marks_for(pairs, "y", skip=tall, shrink=0.1)
+    column_header = [o.bbox for o in by_label.get(COLUMN_HEADER, [])]
+    row_marks = marks_for(pairs, "y", skip=tall + column_header, shrink=0.1)
     rows = refine_axis(
         rows,
         row_marks,

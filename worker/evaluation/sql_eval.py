@@ -182,7 +182,7 @@ def evaluate_level(tables: list[GtTable], level: str, seed: int, bar: Any = None
     skipped: Counter[str] = Counter()
     with tempfile.TemporaryDirectory(prefix="tablesight-sql-eval-") as tmp:
         storage = LocalStorage(tmp)
-        doc = f"eval-{level}"
+        doc = "eval-" + level.replace(":", "-")  # a store key: no colons
         entries = []
         prepared = []
         for i, table in enumerate(tables):
