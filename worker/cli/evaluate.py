@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -36,27 +38,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_oracle(args: argparse.Namespace) -> int:
-    from worker.evaluation.noise import LEVEL_NAMES
+    from worker.core.refine import RefineRules
     from worker.evaluation.oracle_eval import format_table, run_oracle_eval
 
-    if not args.data.is_dir():
-        print(f"error: {args.data}: no such folder", file=sys.stderr)
-        return 1
-    levels = args.levels.split(",") if args.levels else list(LEVEL_NAMES)
-    try:
-        from worker.core.refine import RefineRules
-
-        off = RefineRules(lines=False, gaps=False, split=False, slivers=False)
-        results = run_oracle_eval(
-            args.data, levels, args.seed, limit=args.limit, words=args.words, refine=off if args.no_refine else None
-        )
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(format_table(results))
-    if args.json_out:
-        args.json_out.write_text(json.dumps(results, indent=1))
-    return 0
+    off = RefineRules(lines=False, gaps=False, split=False, slivers=False)
+    refine = off if args.no_refine else None
+    return _run_levels(
+        args,
+        lambda levels: run_oracle_eval(args.data, levels, args.seed, limit=args.limit, words=args.words, refine=refine),
+        format_table,
+    )
 
 
 def add_probes_parser(esub: argparse._SubParsersAction) -> None:
@@ -77,25 +68,16 @@ def add_probes_parser(esub: argparse._SubParsersAction) -> None:
 
 
 def run_probes(args: argparse.Namespace) -> int:
-    from worker.evaluation.noise import LEVEL_NAMES
     from worker.evaluation.probes import format_table, run_probes_eval
 
-    if not args.data.is_dir():
-        print(f"error: {args.data}: no such folder", file=sys.stderr)
-        return 1
     if args.max_tokens < 16:
         print("error: --max-tokens must be at least 16", file=sys.stderr)
         return 2
-    levels = args.levels.split(",") if args.levels else list(LEVEL_NAMES)
-    try:
-        results = run_probes_eval(args.data, levels, args.seed, args.max_tokens, limit=args.limit)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(format_table(results))
-    if args.json_out:
-        args.json_out.write_text(json.dumps(results, indent=1, ensure_ascii=False))
-    return 0
+    return _run_levels(
+        args,
+        lambda levels: run_probes_eval(args.data, levels, args.seed, args.max_tokens, limit=args.limit),
+        format_table,
+    )
 
 
 def add_sql_parser(esub: argparse._SubParsersAction) -> None:
@@ -115,22 +97,9 @@ def add_sql_parser(esub: argparse._SubParsersAction) -> None:
 
 
 def run_sql(args: argparse.Namespace) -> int:
-    from worker.evaluation.noise import LEVEL_NAMES
     from worker.evaluation.sql_eval import format_table, run_sql_eval
 
-    if not args.data.is_dir():
-        print(f"error: {args.data}: no such folder", file=sys.stderr)
-        return 1
-    levels = args.levels.split(",") if args.levels else list(LEVEL_NAMES)
-    try:
-        results = run_sql_eval(args.data, levels, args.seed, limit=args.limit)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(format_table(results))
-    if args.json_out:
-        args.json_out.write_text(json.dumps(results, indent=1, ensure_ascii=False))
-    return 0
+    return _run_levels(args, lambda levels: run_sql_eval(args.data, levels, args.seed, limit=args.limit), format_table)
 
 
 def add_pages_parser(esub: argparse._SubParsersAction) -> None:
@@ -187,4 +156,26 @@ def run_pages(args: argparse.Namespace) -> int:
     print(format_rows(rows))
     if args.json_out:
         args.json_out.write_text(json.dumps(full, indent=1))
+    return 0
+
+
+def _run_levels(
+    args: argparse.Namespace, evaluate: Callable[[list[str]], dict[str, Any]], format_table: Callable[..., str]
+) -> int:
+    """The shape every per-noise-level evaluation shares: check --data, run the levels asked
+    for (default: all), print the table, write --json."""
+    from worker.evaluation.noise import LEVEL_NAMES
+
+    if not args.data.is_dir():
+        print(f"error: {args.data}: no such folder", file=sys.stderr)
+        return 1
+    levels = args.levels.split(",") if args.levels else list(LEVEL_NAMES)
+    try:
+        results = evaluate(levels)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(format_table(results))
+    if args.json_out:
+        args.json_out.write_text(json.dumps(results, indent=1, ensure_ascii=False))
     return 0
