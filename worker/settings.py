@@ -677,6 +677,22 @@ class FlatEnvSource(PydanticBaseSettingsSource):
         return _nest({k: v for k, v in flat.items() if v is not None}, decode=True)
 
 
+class NestedDotEnvSource(PydanticBaseSettingsSource):
+    """The .env file's nested names. pydantic-settings hands a file's unknown names on as extra
+    keys, which would read as flat keywords (and win over the environment); they are left out
+    here and read by the file's `FlatEnvSource` at their own precedence."""
+
+    def __init__(self, settings_cls: type[BaseSettings], inner: PydanticBaseSettingsSource) -> None:
+        super().__init__(settings_cls)
+        self.inner = inner
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # unused: __call__ does all
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.inner().items() if k.lower() not in FLAT_NAMES}
+
+
 class Settings(BaseSettings):
     """Environment variables with prefix TABLESIGHT_ (or a .env file) fill these groups."""
 
@@ -721,7 +737,7 @@ class Settings(BaseSettings):
             init_settings,
             env_settings,
             FlatEnvSource(settings_cls, dict(os.environ)),
-            dotenv_settings,
+            NestedDotEnvSource(settings_cls, dotenv_settings),
             FlatEnvSource(settings_cls, dotenv_values),
             file_secret_settings,
         )
