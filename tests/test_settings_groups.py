@@ -95,7 +95,9 @@ def test_every_flat_name_maps_onto_a_real_field(clean_env: pytest.MonkeyPatch) -
     assert len({k for k in FLAT_NAMES if k != "cpu_workers"}) == 104  # the 107 flat fields less 2 hooks and LOG_LEVEL
     for old, (group, field) in FLAT_NAMES.items():
         assert field in type(getattr(defaults, group)).model_fields, old
-        assert known_env_name(f"TABLESIGHT_{old.upper()}") and known_env_name(f"TABLESIGHT_{group.upper()}__{field.upper()}")
+        assert known_env_name(f"TABLESIGHT_{old.upper()}") and known_env_name(
+            f"TABLESIGHT_{group.upper()}__{field.upper()}"
+        )
     assert not known_env_name("TABLESIGHT_QUEUE__NOPE") and not known_env_name("TABLESIGHT_NOPE")
 
 

@@ -39,12 +39,14 @@ from worker.devtools.bench_report import (
     stage_key,
     summarise,
 )
+from worker.engines import offline_engine
 from worker.settings import Settings
 
 if TYPE_CHECKING:
     from models.random_init import Size
 
-VARIANTS = ("naive", "fast", "embedded")  # embedded: the fast pipeline on the embedded engine
+OFFLINE = offline_engine().name  # the variant named for the offline engine: the fast pipeline on it
+VARIANTS = ("naive", "fast", OFFLINE)
 
 
 @dataclass
@@ -298,11 +300,9 @@ def run_bench(
                 threads=loaded.threads,
             )
             variants["fast"] = _Variant("fast", base, stages, torch_threads(base))
-        if "embedded" in options.variants:  # real pretrained ONNX models: they give their own answers
-            embedded = base.replace(**{"engine": "embedded"})
-            variants["embedded"] = _Variant(
-                "embedded", embedded, load_stages(embedded, engine="embedded"), torch_threads(base)
-            )
+        if OFFLINE in options.variants:  # real pretrained ONNX models: they give their own answers
+            offline = base.replace(engine=OFFLINE)
+            variants[OFFLINE] = _Variant(OFFLINE, offline, load_stages(offline, engine=OFFLINE), torch_threads(base))
 
         after_load = peak_rss_mib()
         log("warming up (not timed)")
@@ -370,9 +370,9 @@ def run_bench(
                     k: round(sec / (runs * tables), 3)
                     for k, sec in sorted(v.stage_cpu.items(), key=lambda kv: stage_key(kv[0]))
                 }
-        if "embedded" in variants and "fast" in variants:
+        if OFFLINE in variants and "fast" in variants:
             report["embedded_vs_tatr"] = round(
-                report["variants"]["embedded"]["pages_per_s"] / report["variants"]["fast"]["pages_per_s"], 3
+                report["variants"][OFFLINE]["pages_per_s"] / report["variants"]["fast"]["pages_per_s"], 3
             )
         if {"naive", "fast"} <= set(variants) and all(v.runs for v in variants.values()):
             naive, fast = variants["naive"], variants["fast"]
