@@ -2,7 +2,7 @@
 
 Real parts only: a fresh redis-server per worker count and real `tablesight worker`
 processes (one node, concurrency 1, each: a pod's worth). The page work is the bench
-stand-in (Settings.bench_stand_in_pages): page tasks store an empty record and count the
+stand-in (DevHooks.bench_stand_in_pages, worker.settings): page tasks store an empty record and count the
 page, so what is measured is the queue: broker round trips, job state, the finaliser,
 task events. For each worker count it reports
 
