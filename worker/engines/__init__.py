@@ -81,10 +81,13 @@ def offline_engine() -> Engine:
 
 
 def queue_engine(name: str | None, settings: Settings) -> str:
-    """The explicit engine a queued job records: `auto` (or nothing) settles to `QUEUE_DEFAULT`
-    without a look-up, since the machine that enqueues is not the one that runs the pages."""
-    name = name or settings.models.engine
-    return QUEUE_DEFAULT if name == AUTO else get_engine(name).name
+    """The explicit engine a queued job records. A job's own option must name an engine (not
+    `auto`: one job's pages never mix engines across a fleet); without one, the ENGINE setting's
+    `auto` settles to `QUEUE_DEFAULT` with no look-up, since the machine that enqueues is not
+    the one that runs the pages."""
+    if name:
+        return get_engine(name).name
+    return QUEUE_DEFAULT if settings.models.engine == AUTO else get_engine(settings.models.engine).name
 
 
 def offline_hint() -> str:
