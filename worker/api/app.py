@@ -26,6 +26,7 @@ from worker.api.auth import CSRF_HEADER, Auth, split_csv
 from worker.api.errors import error_response, install_error_handlers
 from worker.api.routes import documents, health, jobs, reads, ui
 from worker.api.uploads import BodyLimit
+from worker.contract.reads import ContractError
 from worker.queue.client import JobClient
 from worker.settings import Settings, get_settings
 from worker.storage import StorageError
@@ -106,6 +107,8 @@ def create_app(settings: Settings | None = None, client: JobClient | None = None
         docs_url="/docs",
         redoc_url=None,
         lifespan=lifespan,
+        # response schemas as the contract validates them (docs/schema/), one per model
+        separate_input_output_schemas=False,
     )
     job_client.app, job_client.storage  # noqa: B018 - built now, not lazily by two request threads at once
     origins = split_csv(settings.api.cors_origins)
@@ -120,6 +123,10 @@ def create_app(settings: Settings | None = None, client: JobClient | None = None
     @app.exception_handler(OperationalError)
     async def _broker_down(request: Request, exc: OperationalError) -> JSONResponse:
         return error_response(503, f"broker unavailable: {' '.join(str(exc).split())[:200]}")
+
+    @app.exception_handler(ContractError)
+    async def _bad_record(request: Request, exc: ContractError) -> JSONResponse:
+        return error_response(500, f"stored record unreadable: {exc}")
 
     @app.exception_handler(StorageError)
     async def _store_down(request: Request, exc: StorageError) -> JSONResponse:

@@ -35,6 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from models.vision.base import VisionError
+    from worker.contract.reads import ContractError, read_manifest
     from worker.logical_tables import iter_logical_tables
     from worker.outputs import manifest_key
     from worker.settings import get_settings
@@ -45,12 +46,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         validate_key(args.doc_id)
         storage = storage_for(settings, args.store)
-        manifest = storage.get_json(manifest_key(args.doc_id))
+        manifest = read_manifest(storage, manifest_key(args.doc_id)).dump()
         tables = list(iter_logical_tables(storage, manifest))
     except KeyError:
         print(f"error: {args.doc_id}: no such document", file=sys.stderr)
         return 1
-    except StorageError as exc:
+    except (StorageError, ContractError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if args.tables:

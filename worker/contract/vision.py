@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -76,3 +76,55 @@ class VisionRead(Contract):
     html_key: str | None
     agreement: dict[str, object] | None
     last_failure: LastFailure | None = None
+
+
+class AgreementSummary(Contract):
+    """The agreement scores a client or a task result carries (the differing cells stay stored)."""
+
+    teds: Number | None = None
+    teds_struct: Number | None = None
+    cell_match: Number | None = None
+    same_shape: bool | None = None
+
+    @classmethod
+    def of(cls, agreement: dict[str, object] | None) -> dict[str, object] | None:
+        if not agreement:
+            return None
+        return cls.model_validate({k: agreement.get(k) for k in cls.model_fields}).dump()
+
+
+class ReadSummary(Contract):
+    """A read without its raw answer: what the vision task returns and the API shows.
+
+    Its fields are a subset of `VisionRead`'s (a test checks that they stay one), plus whether
+    the stored read was reused (`cached`) or a failed re-read kept the good one (`kept_previous`).
+    """
+
+    doc_id: str
+    table_id: str
+    status: str
+    failure: str | None = None
+    reason: str | None = None
+    retryable: bool | None = None
+    backend: str | None = None
+    model: str | None = None
+    prompt_version: int | str | None = None
+    created_at: str | None = None
+    latency_seconds: Number | None = None
+    tokens: VisionTokens | None = None
+    html_key: str | None = None
+    grid: VisionGrid | None = None
+    caption: str | None = None
+    removed: list[str] | None = None
+    repairs: list[str] | None = None
+    last_failure: LastFailure | None = None
+    cached: bool | None = None
+    kept_previous: bool | None = None
+    agreement: AgreementSummary | None = None
+
+    @classmethod
+    def of(cls, record: dict[str, Any]) -> dict[str, Any]:
+        """The summary of a read record (stored, or a failure that stored nothing): only keys it has."""
+        out = {k: record[k] for k in cls.model_fields if k in record and k != "agreement"}
+        out["agreement"] = AgreementSummary.of(record.get("agreement"))
+        return cls.model_validate(out).model_dump(mode="json", exclude_unset=True)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from worker.contract import JobStatus
+from worker.contract.reads import read_manifest
 from worker.engines import queue_engine
 from worker.errors import TablesightError
 from worker.inputs import parse_page_ranges
@@ -229,7 +230,7 @@ class JobClient:
         if st["status"] not in TERMINAL:
             raise JobNotFinished(f"job {job_id} is {st['status']} ({st['pages_done']}/{st['pages_total']} pages)")
         try:
-            return self.storage.get_json(job_manifest_key(st["doc_id"], job_id))
+            return read_manifest(self.storage, job_manifest_key(st["doc_id"], job_id)).dump()
         except KeyError:
             raise JobNotFound(
                 f"job {job_id} is {st['status']} but its manifest is not in storage "

@@ -18,6 +18,7 @@ from celery import Task
 from celery.exceptions import SoftTimeLimitExceeded
 from celery.utils.log import get_task_logger
 
+from worker.contract.vision import ReadSummary
 from worker.errors import TablesightError
 from worker.queue.app import app
 from worker.queue.runtime import runtime
@@ -43,30 +44,7 @@ _SOFT, _HARD = _limits(get_settings())
 
 def summary(record: dict[str, Any]) -> dict[str, Any]:
     """What the task returns (the full record, raw answer included, stays in storage)."""
-    keys = (
-        "doc_id",
-        "table_id",
-        "status",
-        "failure",
-        "reason",
-        "retryable",
-        "backend",
-        "model",
-        "prompt_version",
-        "created_at",
-        "latency_seconds",
-        "tokens",
-        "html_key",
-        "grid",
-        "cached",
-        "kept_previous",
-    )
-    out = {k: record.get(k) for k in keys if k in record}
-    agreement = record.get("agreement") or {}
-    out["agreement"] = (
-        {k: agreement.get(k) for k in ("teds", "teds_struct", "cell_match", "same_shape")} if agreement else None
-    )
-    return out
+    return ReadSummary.of(record)
 
 
 @app.task(

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from worker.contract.reads import read_manifest, read_table
 from worker.errors import TablesightError
 from worker.outputs import manifest_key
 from worker.sqlstore.guard import check_query
@@ -117,7 +118,7 @@ def _first_line(exc: BaseException) -> str:
 def _tables_of(storage: Storage, doc_id: str) -> tuple[list[ViewInfo], list[str]]:
     """The views of one document: every table and merged table with a Parquet export."""
     try:
-        manifest = storage.get_json(manifest_key(validate_key(doc_id)))
+        manifest = read_manifest(storage, manifest_key(validate_key(doc_id))).dump()
     except KeyError:
         raise StoreError(f"{doc_id}: no such document in {storage.location(doc_id)}") from None
     warnings = []
@@ -129,7 +130,8 @@ def _tables_of(storage: Storage, doc_id: str) -> tuple[list[ViewInfo], list[str]
         if "parquet" not in files:
             warnings.append(f"{doc_id}/{tid}: no Parquet export (extracted by an older version: extract it again)")
             continue
-        record = storage.get_json(files["json"])
+        # a merged table's record has no model of its own; a page table's is a TableRecord
+        record = storage.get_json(files["json"]) if "logical_id" in entry else read_table(storage, files["json"]).dump()
         ser = record.get("serialisations") or {}
         schema = record.get("schema") or {}
         pages = [int(p) for p in ser.get("pages") or record.get("pages") or []]

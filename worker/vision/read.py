@@ -24,6 +24,9 @@ from PIL import Image
 
 from models.vision import VisionError, VisionReader, load_reader, model_name
 from worker.contract import VisionRead
+from worker.contract.reads import read_table as read_table_record
+from worker.contract.reads import read_vision
+from worker.contract.vision import LastFailure
 from worker.errors import TablesightError
 from worker.outputs import table_key
 from worker.settings import Settings
@@ -72,8 +75,8 @@ def parse_table_ref(text: str) -> TableRef:
 
 def stored_read(storage: Storage, ref: TableRef) -> dict[str, Any] | None:
     try:
-        return storage.get_json(ref.key(".vision.json"))
-    except (KeyError, ValueError):
+        return read_vision(storage, ref.key(".vision.json")).dump()
+    except (KeyError, ValueError):  # absent, or corrupt (ContractError): read again
         return None
 
 
@@ -107,12 +110,12 @@ def read_table(
     """
     ref = parse_table_ref(ref) if isinstance(ref, str) else ref
     backend = backend or settings.vision.backend
-    model = reader.model if reader is not None else model_name(settings, backend)
+    model = reader.model if reader is not None else model_name(settings.vision, settings.models, backend)
     table, image, crop_sha256 = _load_table(storage, ref)
     stored = stored_read(storage, ref)
     if stored is not None and not force and _can_reuse_read(stored, backend, model, crop_sha256):
         return {**stored, "cached": True}
-    active = reader or load_reader(settings, backend)
+    active = reader or load_reader(settings.vision, settings.models, backend)
     record = _base_record(ref, table, image, backend, model, request_id)
     record["image"]["sha256"] = crop_sha256
     t0 = time.perf_counter()
@@ -171,7 +174,7 @@ def _put_read(storage: Storage, ref: TableRef, record: dict[str, Any]) -> dict[s
 def _load_table(storage: Storage, ref: TableRef) -> tuple[dict[str, Any], Image.Image, str]:
     """The table's record, its crop, and the crop's sha256."""
     try:
-        table = storage.get_json(ref.key(".json"))
+        table = read_table_record(storage, ref.key(".json")).dump()
     except KeyError:
         raise TableNotFound(f"no table {ref} in the store ({storage.location(ref.key('.json'))} is missing)") from None
     try:
@@ -244,20 +247,7 @@ def _store_failure(
             ref,
             {
                 **stored,
-                "last_failure": {
-                    k: record[k]
-                    for k in (
-                        "created_at",
-                        "backend",
-                        "model",
-                        "prompt_version",
-                        "failure",
-                        "reason",
-                        "retryable",
-                        "request_id",
-                        "raw_answer",
-                    )
-                },
+                "last_failure": {k: record[k] for k in LastFailure.model_fields},
             },
         )
         return {**record, "kept_previous": True}

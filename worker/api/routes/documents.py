@@ -13,6 +13,8 @@ from starlette.concurrency import run_in_threadpool
 from worker.api import deps, ids
 from worker.api.caching import cached_response
 from worker.api.errors import ApiError
+from worker.api.schemas import AS_BUILT, TABLE_FILE_CONTENT, Chunks, DocumentManifest
+from worker.contract.reads import read_manifest
 from worker.outputs import manifest_key, table_key
 
 router = APIRouter(prefix="/v1/documents", tags=["documents"], dependencies=[Depends(deps.require_caller)])
@@ -37,12 +39,17 @@ HTML_POLICY = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe
 
 def load_manifest(request: Request, doc_id: str) -> dict[str, Any]:
     try:
-        return deps.storage(request).get_json(manifest_key(doc_id))
+        return read_manifest(deps.storage(request), manifest_key(doc_id)).dump()
     except KeyError:
         raise ApiError(404, f"no document {doc_id} in the store (not processed, or still running)") from None
 
 
-@router.get("/{doc_id}", summary="a document's manifest (its tables, pages, errors)")
+@router.get(
+    "/{doc_id}",
+    summary="a document's manifest (its tables, pages, errors)",
+    response_model=DocumentManifest,
+    **AS_BUILT,
+)
 async def get_document(request: Request, doc_id: str) -> dict[str, Any]:
     ids.doc_id(doc_id)
     return await run_in_threadpool(load_manifest, request, doc_id)
@@ -54,6 +61,7 @@ async def get_document(request: Request, doc_id: str) -> dict[str, Any]:
     description="ETag'd; `Cache-Control: no-cache` (a re-extraction rewrites the key), or `immutable` when "
     "the URL pins the bytes with `?v=<etag>`.",
     response_class=Response,
+    responses=TABLE_FILE_CONTENT,
 )
 async def get_table_file(request: Request, doc_id: str, table_id: str, fmt: TableFormat) -> Response:
     ids.doc_id(doc_id)
@@ -66,7 +74,12 @@ async def get_table_file(request: Request, doc_id: str, table_id: str, fmt: Tabl
     return cached_response(request, data, MEDIA_TYPES[fmt.value], HTML_POLICY if fmt.value == "html" else None)
 
 
-@router.get("/{doc_id}/chunks", summary="retrieval chunks of every table (never splitting a row)")
+@router.get(
+    "/{doc_id}/chunks",
+    summary="retrieval chunks of every table (never splitting a row)",
+    response_class=Response,
+    responses={200: {"model": Chunks, "description": "the chunks (ETag'd)"}},
+)
 async def get_chunks(
     request: Request,
     doc_id: str,

@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 
 from worker.api import deps, ids
 from worker.api.errors import ApiError
+from worker.api.schemas import AS_BUILT, DocumentManifest, JobsCreated, JobView
 from worker.api.uploads import Upload, UploadedFile, read_upload, upload_folder
 from worker.errors import InputError
 from worker.inputs import open_document, sniff_kind
@@ -119,6 +120,9 @@ def _enqueue_all(upload: Upload, options: dict[str, Any], force: bool, client: J
     "The same file with the same options gives the same job (unless force). `?wait=S` holds the request up "
     f"to S seconds (at most {MAX_WAIT:g}) for the jobs to end: 200 when all ended, else 202 with their progress.",
     openapi_extra={"requestBody": _UPLOAD_BODY},
+    response_model=JobsCreated,
+    responses={200: {"model": JobsCreated, "description": "every job ended within `wait`"}},
+    **AS_BUILT,
 )
 async def create_jobs(
     request: Request,
@@ -145,7 +149,7 @@ async def create_jobs(
     return JSONResponse({"jobs": jobs}, status_code=200 if done else 202, headers=headers)
 
 
-@router.get("/jobs/{job_id}", summary="a job's status, with progress per page")
+@router.get("/jobs/{job_id}", summary="a job's status, with progress per page", response_model=JobView, **AS_BUILT)
 async def get_job(request: Request, job_id: str) -> dict[str, Any]:
     ids.job_id(job_id)
     request.state.job_ids = [job_id]
@@ -155,7 +159,12 @@ async def get_job(request: Request, job_id: str) -> dict[str, Any]:
         raise ApiError(404, str(exc)) from None
 
 
-@router.get("/jobs/{job_id}/result", summary="a finished job's manifest (409 while it runs)")
+@router.get(
+    "/jobs/{job_id}/result",
+    summary="a finished job's manifest (409 while it runs)",
+    response_model=DocumentManifest,
+    **AS_BUILT,
+)
 async def get_result(request: Request, job_id: str) -> dict[str, Any]:
     ids.job_id(job_id)
     request.state.job_ids = [job_id]

@@ -16,31 +16,14 @@ from starlette.concurrency import run_in_threadpool
 
 from worker.api import deps, ids
 from worker.api.errors import ApiError
+from worker.api.schemas import AS_BUILT, ReadPoll, ReadStarted, ReadView
+from worker.contract.vision import ReadSummary
 from worker.queue.client import JobClient
 from worker.queue.vision_client import enqueue_read
 from worker.vision.read import TableRef, stored_read
 from worker.vision.sanitise import sanitise_answer
 
 router = APIRouter(prefix="/v1", tags=["vision reads"], dependencies=[Depends(deps.require_caller)])
-
-READ_FIELDS = (
-    "status",
-    "failure",
-    "reason",
-    "retryable",
-    "backend",
-    "model",
-    "prompt_version",
-    "created_at",
-    "latency_seconds",
-    "tokens",
-    "grid",
-    "caption",
-    "removed",
-    "repairs",
-    "kept_previous",
-    "last_failure",
-)
 
 
 def clean_html(html: str | None) -> str | None:
@@ -49,13 +32,8 @@ def clean_html(html: str | None) -> str | None:
 
 
 def read_view(client: JobClient, ref: TableRef, record: dict[str, Any]) -> dict[str, Any]:
-    """What a client sees of a stored read: no raw answer, the checked HTML inline, agreement scores."""
-    out: dict[str, Any] = {"doc_id": ref.doc_id, "table_id": ref.table_id}
-    out.update({k: record[k] for k in READ_FIELDS if k in record})
-    agreement = record.get("agreement") or {}
-    out["agreement"] = (
-        {k: agreement.get(k) for k in ("teds", "teds_struct", "cell_match", "same_shape")} if agreement else None
-    )
+    """What a client sees of a stored read: its summary (no raw answer) and the checked HTML inline."""
+    out: dict[str, Any] = {**ReadSummary.of(record), "doc_id": ref.doc_id, "table_id": ref.table_id}
     html = None
     if record.get("status") == "ok":
         try:
@@ -101,7 +79,9 @@ def _start_read(client: JobClient, doc_id: str, table_id: str, force: bool) -> t
 @router.post(
     "/documents/{doc_id}/tables/{table_id}/read",
     summary="vision read of one table: the stored read (200) or a read id to poll (202)",
-    responses={202: {"description": "queued on the vision queue; poll links.poll"}},
+    response_model=ReadStarted,
+    responses={202: {"model": ReadStarted, "description": "queued on the vision queue; poll links.poll"}},
+    **AS_BUILT,
 )
 async def start_read(
     request: Request,
@@ -114,7 +94,12 @@ async def start_read(
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-@router.get("/documents/{doc_id}/tables/{table_id}/read", summary="the stored vision read of one table")
+@router.get(
+    "/documents/{doc_id}/tables/{table_id}/read",
+    summary="the stored vision read of one table",
+    response_model=ReadView,
+    **AS_BUILT,
+)
 async def get_stored_read(request: Request, doc_id: str, table_id: str) -> dict[str, Any]:
     client = deps.client(request)
 
@@ -148,7 +133,7 @@ def _poll(client: JobClient, read_id: str) -> dict[str, Any]:
     return {"read_id": read_id, **view, "status": summary.get("status", "failed")}
 
 
-@router.get("/reads/{read_id}", summary="poll a queued vision read")
+@router.get("/reads/{read_id}", summary="poll a queued vision read", response_model=ReadPoll, **AS_BUILT)
 async def poll_read(request: Request, read_id: str) -> dict[str, Any]:
     ids.read_id(read_id)
     return await run_in_threadpool(_poll, deps.client(request), read_id)

@@ -25,6 +25,7 @@ from worker.api.caching import etag_of
 from worker.api.errors import ApiError
 from worker.api.recent import recent_documents
 from worker.api.routes.reads import clean_html, read_view
+from worker.contract.reads import read_manifest
 from worker.outputs import manifest_key
 from worker.vision.read import TableRef, stored_read
 
@@ -128,7 +129,7 @@ def _document(request: Request, doc_id: str) -> tuple[dict[str, Any], list[dict[
     client = deps.client(request)
     storage = client.storage
     try:
-        manifest = storage.get_json(manifest_key(doc_id))
+        manifest = read_manifest(storage, manifest_key(doc_id)).dump()
     except KeyError:
         raise ApiError(404, f"no document {doc_id} in the store (not processed, or still running)") from None
     tables = []

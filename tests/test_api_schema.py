@@ -1,0 +1,53 @@
+"""The API documents what it answers: every route in openapi.json has a 2xx response schema,
+and the response models follow the output contract."""
+
+from __future__ import annotations
+
+import pytest
+
+from worker.api.app import create_app
+from worker.contract import VisionRead
+from worker.contract.reads import ContractError, read_manifest, read_vision
+from worker.contract.vision import ReadSummary
+from worker.settings import Settings
+from worker.storage.local import LocalStorage
+
+
+@pytest.fixture(scope="module")
+def openapi() -> dict:
+    return create_app(Settings()).openapi()
+
+
+def test_every_route_has_a_success_schema(openapi: dict) -> None:
+    assert openapi["paths"], "no routes in the schema"
+    missing = []
+    for path, ops in openapi["paths"].items():
+        for method, op in ops.items():
+            success = {code: r for code, r in op["responses"].items() if code.startswith("2")}
+            schemas = [c.get("schema") for r in success.values() for c in (r.get("content") or {}).values()]
+            if not schemas or not all(schemas):
+                missing.append(f"{method.upper()} {path}")
+    assert not missing, f"routes without a 2xx response schema: {missing}"
+
+
+def test_stored_records_show_their_contract_schema(openapi: dict) -> None:
+    schemas = openapi["components"]["schemas"]
+    doc = openapi["paths"]["/v1/documents/{doc_id}"]["get"]["responses"]["200"]["content"]["application/json"]
+    assert doc["schema"] == {"$ref": "#/components/schemas/Manifest"}
+    assert {"doc_id", "status", "tables", "errors"} <= set(schemas["Manifest"]["properties"])
+    job = schemas["JobView"]["properties"]
+    assert {"job_id", "status", "pages", "links"} <= set(job)
+
+
+def test_read_summary_is_a_subset_of_the_stored_read() -> None:
+    extra = set(ReadSummary.model_fields) - set(VisionRead.model_fields)
+    assert extra == {"cached", "kept_previous"}  # the two flags a read gets when it is answered
+
+
+def test_reads_parse_by_the_contract(tmp_path) -> None:
+    storage = LocalStorage(tmp_path)
+    storage.put_json("d/manifest.json", {"doc_id": "d", "stauts": "complete"})
+    with pytest.raises(ContractError, match=r"d/manifest.json does not follow the output contract \(Manifest\)"):
+        read_manifest(storage, "d/manifest.json")
+    with pytest.raises(KeyError):
+        read_vision(storage, "d/tables/p0001-t01.vision.json")
