@@ -20,7 +20,7 @@ from worker.evaluation.dataset import GtCell, complete_grid, load_tables, thead_
 from worker.evaluation.noise import LEVELS, add_noise, make_rng
 from worker.evaluation.oracle import axis_bounds, layout_words, oracle_from_cells
 from worker.evaluation.oracle_eval import format_table, run_oracle_eval
-from worker.evaluation.teds import is_rectangular, normalize_html, teds
+from worker.metrics.teds import is_rectangular, normalize_html, teds
 
 # A 5x4 table: a two-row header whose first cell spans both header rows and whose group label
 # spans two columns; a body cell spanning two rows; an empty cell; a two-line cell.

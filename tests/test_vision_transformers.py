@@ -55,8 +55,8 @@ def test_reader_is_cached_per_process_and_reads_odd_crops(tiny_vlm):
     from models.vision import load_reader
 
     s = local_vlm_settings(tiny_vlm, vision_max_image_side=64)
-    reader = load_reader(s)
-    assert load_reader(s) is reader and reader.device == "cpu"
+    reader = load_reader(s.vision, s.models)
+    assert load_reader(s.vision, s.models) is reader and reader.device == "cpu"
     for size in ((3000, 20), (1, 1), (40, 900)):
         answer = reader.read(Image.new("L", size, 255), "read the table")
         assert isinstance(answer.text, str) and answer.completion_tokens <= 24
@@ -75,7 +75,7 @@ def test_default_model_names_follow_the_device():
     from models.vision import DEFAULT_CPU_MODEL, model_name
 
     s = Settings(_env_file=None, vision_backend="transformers", vision_model="", device="cpu")
-    assert model_name(s) == DEFAULT_CPU_MODEL
+    assert model_name(s.vision, s.models) == DEFAULT_CPU_MODEL
 
 
 @pytest.mark.gpu
@@ -85,7 +85,8 @@ def test_gpu_bf16_read(tiny_vlm, tmp_path):
         pytest.skip("needs a CUDA device")
     from models.vision import load_reader
 
-    reader = load_reader(local_vlm_settings(tiny_vlm, device="cuda"))
+    s = local_vlm_settings(tiny_vlm, device="cuda")
+    reader = load_reader(s.vision, s.models)
     assert reader.device.startswith("cuda") and reader.dtype in (torch.bfloat16, torch.float16)
     answer = reader.read(Image.new("RGB", (200, 100), "white"), "read the table")
     assert isinstance(answer.text, str)

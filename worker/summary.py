@@ -85,7 +85,7 @@ def summarise(storage: Storage, doc_id: str, table: LogicalTable, settings: Sett
     description = describe(table)
     rows = "\n".join(table.serialisations.get("row_lines", [])[:SAMPLE_LINES]) or "(none)"
     prompt = PROMPT.format(description=description, rows=rows)
-    reader = OpenAIReader.from_settings(settings, settings.vision.model)
+    reader = OpenAIReader.from_settings(settings.vision, settings.vision.model)
     started = time.perf_counter()
     answer = reader.complete(prompt, max_tokens=settings.chunks.summary_max_tokens)
     text = " ".join(answer.text.split())

@@ -24,7 +24,7 @@ from models.device import configure_threads, inference_dtype, resolve_device
 from models.vision.base import VisionAnswer, VisionError, prepare_image
 
 if TYPE_CHECKING:
-    from worker.settings import Settings
+    from worker.settings import ModelSettings, VisionSettings
 
 logger = logging.getLogger(__name__)
 
@@ -149,27 +149,27 @@ def _eos_ids(model: Any) -> set[int]:
     return {int(e) for e in eos} if isinstance(eos, (list, tuple)) else {int(eos)}
 
 
-def load_transformers_reader(settings: Settings, model: str) -> TransformersReader:
+def load_transformers_reader(vision: VisionSettings, models: ModelSettings, model: str) -> TransformersReader:
     """The reader for these settings, loaded once per process and reused."""
     key = (
         model,
-        str(settings.models.models_dir),
-        settings.models.device,
-        settings.models.half_precision,
-        settings.vision.max_new_tokens,
-        settings.vision.temperature,
-        settings.vision.max_image_side,
+        str(models.models_dir),
+        models.device,
+        models.half_precision,
+        vision.max_new_tokens,
+        vision.temperature,
+        vision.max_image_side,
     )
     with _LOCK:
         if key not in _CACHE:
-            configure_threads(settings.models.torch_threads)
+            configure_threads(models.torch_threads)
             _CACHE[key] = TransformersReader.load(
                 model,
-                models_dir=settings.models.models_dir,
-                device=settings.models.device,
-                half_precision=settings.models.half_precision,
-                max_new_tokens=settings.vision.max_new_tokens,
-                temperature=settings.vision.temperature,
-                max_image_side=settings.vision.max_image_side,
+                models_dir=models.models_dir,
+                device=models.device,
+                half_precision=models.half_precision,
+                max_new_tokens=vision.max_new_tokens,
+                temperature=vision.temperature,
+                max_image_side=vision.max_image_side,
             )
         return _CACHE[key]

@@ -23,7 +23,7 @@ from PIL import Image
 from models.vision.base import VisionAnswer, VisionError, png_bytes, prepare_image
 
 if TYPE_CHECKING:
-    from worker.settings import Settings
+    from worker.settings import VisionSettings
 
 logger = logging.getLogger(__name__)
 
@@ -64,18 +64,18 @@ class OpenAIReader:
         self.max_image_side = max_image_side
 
     @classmethod
-    def from_settings(cls, s: Settings, model: str) -> OpenAIReader:
+    def from_settings(cls, vision: VisionSettings, model: str) -> OpenAIReader:
         return cls(
-            s.vision.url,
+            vision.url,
             model,
-            api_key=s.vision.api_key,
-            timeout=s.vision.timeout,
-            retries=s.vision.retries,
-            backoff=s.vision.retry_backoff,
-            backoff_max=s.vision.retry_backoff_max,
-            max_tokens=s.vision.max_new_tokens,
-            temperature=s.vision.temperature,
-            max_image_side=s.vision.max_image_side,
+            api_key=vision.api_key,
+            timeout=vision.timeout,
+            retries=vision.retries,
+            backoff=vision.retry_backoff,
+            backoff_max=vision.retry_backoff_max,
+            max_tokens=vision.max_new_tokens,
+            temperature=vision.temperature,
+            max_image_side=vision.max_image_side,
         )
 
     def request_body(self, image: Image.Image, prompt: str) -> dict[str, Any]:

@@ -72,9 +72,9 @@ def run(args: argparse.Namespace) -> int:
     settings = settings.replace(engine=chosen.name)
     vision_reads = getattr(args, "read_hard", False) or settings.vision.auto_read
     if vision_reads:  # a reader that cannot work fails now, not after the extraction
-        from worker.cli.read import reader_problem
+        from worker.vision.policy import reader_problem
 
-        problem = reader_problem(settings)
+        problem = reader_problem(settings.vision, settings.models)
         if problem:
             print(f"error: vision read: {problem}", file=sys.stderr)
             return 2
@@ -108,9 +108,9 @@ def run(args: argparse.Namespace) -> int:
             return 1
         bar.close()
         if vision_reads:
-            from worker.cli.read import read_hard
+            from worker.vision.policy import read_hard
 
-            if not read_hard(storage, manifest, settings):
+            if not read_hard(storage, manifest, settings, print, partial(print, file=sys.stderr)):
                 return 1
         n_pages += len(manifest["pages_done"])
         n_tables += len(manifest["tables"])

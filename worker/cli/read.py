@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from worker.vision.policy import read_line
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -117,50 +119,4 @@ def _print(ref: str, record: dict[str, Any], as_json: bool, where: str | None) -
         keep = {k: v for k, v in record.items() if k != "raw_answer"}
         print(json.dumps({"table": ref, **keep}, ensure_ascii=False))
     else:
-        print(_line(ref, record, where))
-
-
-def _line(ref: str, record: dict[str, Any], where: str | None) -> str:
-    if record.get("status") != "ok":
-        note = " (an earlier good read is kept)" if record.get("kept_previous") else ""
-        return f"{ref}: failed: {record.get('reason')}{note}"
-    grid = record.get("grid") or {}
-    teds = (record.get("agreement") or {}).get("teds")
-    vs = f", TEDS {teds:.3f} vs detector" if isinstance(teds, (int, float)) else ""
-    cached = " (stored read)" if record.get("cached") else ""
-    return f"{ref}: ok{cached} {grid.get('n_rows')}x{grid.get('n_cols')}{vs} -> {where or record.get('html_key')}"
-
-
-def read_hard(storage: Any, manifest: dict[str, Any], settings: Any) -> bool:
-    """`extract --read-hard`: read the document's needs_vision tables in process, one line each.
-
-    False when the reader cannot be set up (no model, bad URL): the caller stops there. A
-    table the model could not read is reported and stored as a failed read, not an error.
-    """
-    from worker.errors import TablesightError
-    from worker.vision.policy import read_hard_tables
-
-    def report(record: dict[str, Any]) -> None:
-        ref = f"{record.get('doc_id')}/{record.get('table_id')}"
-        where = storage.location(record["html_key"]) if record.get("html_key") else None
-        print(f"  vision read {_line(ref, record, where)}")
-
-    try:
-        read_hard_tables(storage, manifest, settings, on_read=report)
-    except TablesightError as exc:
-        print(f"error: vision read: {exc}", file=sys.stderr)
-        return False
-    return True
-
-
-def reader_problem(settings: Any, backend: str | None = None) -> str | None:
-    """Why no read can work with these settings (no model name, bad URL), checked without a model call."""
-    from models.vision import VisionError, model_name
-
-    try:
-        model_name(settings, backend)
-    except VisionError as exc:
-        return str(exc)
-    if (backend or settings.vision.backend) == "openai" and not settings.vision.url.startswith(("http://", "https://")):
-        return f"vision URL {settings.vision.url!r} must start with http:// or https://"
-    return None
+        print(read_line(ref, record, where))

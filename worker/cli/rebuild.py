@@ -14,6 +14,10 @@ from typing import Any, TextIO
 from worker.core.html_out import grid_to_html
 from worker.core.replay import ReplayError, ReplayInput, parse_payload, replay_grid
 
+# A payload does not record its render dpi; 200 dpi gives the ruling-line erasing replay has
+# always used (lines longer than 40 px, models.rules.RULE_MIN_PX).
+REPLAY_DPI = 200
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -37,7 +41,7 @@ def _words_from_image(item: ReplayInput, image: Path | None, base: Path) -> None
         path = base / path
     from PIL import Image
 
-    from models.ocr import ocr_words
+    from worker.engines.ocr import load_ocr_engine
     from worker.settings import get_settings
 
     settings = get_settings()
@@ -46,7 +50,7 @@ def _words_from_image(item: ReplayInput, image: Path | None, base: Path) -> None
             rgb = im.convert("RGB")
     except (OSError, ValueError) as exc:
         raise ReplayError(f"cannot read image {path}: {exc}") from exc
-    item.words = ocr_words(rgb, lang=settings.ocr.lang, psm=settings.ocr.psm)
+    item.words = load_ocr_engine(settings.ocr, REPLAY_DPI).read(rgb)
     if item.lines is None and settings.refine.lines:
         from models.rules import find_ruling_lines
 

@@ -21,7 +21,7 @@ from worker.core.types import RulingLines, StructureObject, Word
 from worker.evaluation.dataset import GtTable, load_tables
 from worker.evaluation.noise import NoiseLevel, add_noise, get_level, make_rng
 from worker.evaluation.oracle import oracle_for
-from worker.evaluation.teds import is_rectangular, normalize_html, teds_normalized
+from worker.metrics.teds import is_rectangular, normalize_html, teds_normalized
 
 WORD_SOURCES = ("oracle", "ocr", "ocr-keep-rules")
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from worker.core.geometry import iou, union_box
 from worker.core.types import BBox
-from worker.evaluation.teds import teds
+from worker.metrics.teds import teds
 
 MATCH_IOU = 0.5
 MODES = ("scan", "text", "crop")

@@ -1,6 +1,6 @@
 """How far the vision read and the detector's grid agree, and where they differ.
 
-TEDS (with text) and TEDS-struct come from worker.evaluation.teds (`table-recognition-metric`,
+TEDS (with text) and TEDS-struct come from worker.metrics.teds (`table-recognition-metric`,
 after normalising both sides), so the numbers mean what the evaluation's numbers mean. The
 cell list says where they disagree: a reviewer opens the two tables at those cells. TEDS is
 skipped (with the reason) when the metric is not installed or the tables are too large for
@@ -77,7 +77,7 @@ def _teds(vision_html: str, detector_html: str, n_cells: int) -> dict[str, Any]:
     if n_cells > 2 * MAX_TEDS_CELLS:
         return {"teds": None, "teds_struct": None, "teds_skipped": f"{n_cells} cells: too large for TEDS"}
     try:
-        from worker.evaluation.teds import teds
+        from worker.metrics.teds import teds
 
         return {
             "teds": round(teds(vision_html, detector_html), 4),

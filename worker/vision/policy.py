@@ -10,7 +10,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from worker.settings import Settings
+from models.vision import VisionError, model_name
+from worker.errors import TablesightError
+from worker.settings import ModelSettings, Settings, VisionSettings
 from worker.storage.base import Storage
 from worker.vision.read import TableNotFound, TableRef, read_table
 
@@ -45,3 +47,52 @@ def read_hard_tables(
         if on_read:
             on_read(result)
     return results
+
+
+def read_line(ref: str, record: dict[str, Any], where: str | None) -> str:
+    """One line for a person about one read: ok with its shape and TEDS, or why it failed."""
+    if record.get("status") != "ok":
+        note = " (an earlier good read is kept)" if record.get("kept_previous") else ""
+        return f"{ref}: failed: {record.get('reason')}{note}"
+    grid = record.get("grid") or {}
+    teds = (record.get("agreement") or {}).get("teds")
+    vs = f", TEDS {teds:.3f} vs detector" if isinstance(teds, (int, float)) else ""
+    cached = " (stored read)" if record.get("cached") else ""
+    return f"{ref}: ok{cached} {grid.get('n_rows')}x{grid.get('n_cols')}{vs} -> {where or record.get('html_key')}"
+
+
+def read_hard(
+    storage: Storage,
+    manifest: dict[str, Any],
+    settings: Settings,
+    say: Callable[[str], None],
+    warn: Callable[[str], None],
+) -> bool:
+    """`extract --read-hard`: read the document's needs_vision tables in process, one line each.
+
+    False when the reader cannot be set up (no model, bad URL): the caller stops there. A
+    table the model could not read is reported and stored as a failed read, not an error.
+    """
+
+    def report(record: dict[str, Any]) -> None:
+        ref = f"{record.get('doc_id')}/{record.get('table_id')}"
+        where = storage.location(record["html_key"]) if record.get("html_key") else None
+        say(f"  vision read {read_line(ref, record, where)}")
+
+    try:
+        read_hard_tables(storage, manifest, settings, on_read=report)
+    except TablesightError as exc:
+        warn(f"error: vision read: {exc}")
+        return False
+    return True
+
+
+def reader_problem(vision: VisionSettings, models: ModelSettings, backend: str | None = None) -> str | None:
+    """Why no read can work with these settings (no model name, bad URL), checked without a model call."""
+    try:
+        model_name(vision, models, backend)
+    except VisionError as exc:
+        return str(exc)
+    if (backend or vision.backend) == "openai" and not vision.url.startswith(("http://", "https://")):
+        return f"vision URL {vision.url!r} must start with http:// or https://"
+    return None
