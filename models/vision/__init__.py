@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from worker.settings import ModelSettings, VisionSettings
 
 BACKENDS = ("openai", "transformers")
-# Defaults for the `transformers` backend when VISION_MODEL is empty (see README: why these).
+# Defaults for the `transformers` backend when VISION_MODEL is empty (see docs/usage.md: why these).
 DEFAULT_CPU_MODEL = "HuggingFaceTB/SmolVLM-500M-Instruct"
 DEFAULT_GPU_MODEL = "Qwen/Qwen2.5-VL-7B-Instruct"
 

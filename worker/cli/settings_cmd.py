@@ -15,7 +15,7 @@ SECRET_FIELDS = {("vision", "api_key"), ("api", "tokens")}
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("settings", help="show the effective settings (environment and .env applied)")
-    p.add_argument("--markdown", action="store_true", help="print the README's settings table instead")
+    p.add_argument("--markdown", action="store_true", help="print the settings table of docs/settings.md instead")
     p.set_defaults(func=run)
 
 
