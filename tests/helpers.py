@@ -5,6 +5,8 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from worker.settings import Settings
@@ -34,9 +36,20 @@ def isolated_settings(**overrides: Any) -> Settings:
     return Settings(_env_file=None, **overrides)  # type: ignore[call-arg]
 
 
-def store_table(storage: Any, doc_id: str, grid: Any, *, page: int = 1, index: int = 1, caption: str = "") -> dict:
+def store_table(
+    storage: Any,
+    doc_id: str,
+    grid: Any,
+    *,
+    page: int = 1,
+    index: int = 1,
+    caption: str = "",
+    crop: Any = None,
+    origin: tuple[int, int] = (10, 10),
+) -> dict:
     """Write one table (crop, HTML, exports, full record) as the pipeline does; returns its
-    manifest entry. For tests that start from a grid rather than from a document."""
+    manifest entry. For tests that start from a grid rather than from a document. `crop`
+    (default: 20x20 white) sits at `origin` on the page."""
     from PIL import Image
 
     from worker.core.captions import Context
@@ -45,14 +58,16 @@ def store_table(storage: Any, doc_id: str, grid: Any, *, page: int = 1, index: i
     from worker.core.html_out import grid_to_html
     from worker.outputs import manifest_entry, table_record, write_table
 
-    crop = Image.new("RGB", (20, 20), "white")
+    crop = crop if crop is not None else Image.new("RGB", (20, 20), "white")
+    x0, y0 = origin
+    box = (x0, y0, x0 + crop.width, y0 + crop.height)
     record = table_record(
         doc_id=doc_id,
         page=page,
         index=index,
         dpi=200,
-        box=TableBox((10.0, 10.0, 30.0, 30.0), 0.99, False),
-        crop_box=(10, 10, 30, 30),
+        box=TableBox(tuple(float(v) for v in box), 0.99, False),
+        crop_box=box,
         crop_size=crop.size,
         text_source="text-layer",
         grid=grid,
@@ -64,6 +79,59 @@ def store_table(storage: Any, doc_id: str, grid: Any, *, page: int = 1, index: i
     )
     keys = write_table(storage, crop, grid_to_html(grid), record)
     return manifest_entry(record, keys).dump()
+
+
+@dataclass(frozen=True)
+class BadInput:
+    path: Path
+    reason: str  # a word the one-line error must contain
+
+
+def bad_inputs(folder: Path, *kinds: str) -> dict[str, BadInput]:
+    """Inputs that must each fail with a clear reason, written into `folder` (all of BAD_KINDS,
+    or the `kinds` named): the extract and queue tests feed them through their own path."""
+    from PIL import Image
+    from pypdf import PdfWriter
+
+    from worker.devtools.samples import make_scanned_pdf
+
+    folder.mkdir(parents=True, exist_ok=True)
+    good = folder / "good.pdf"
+    make_scanned_pdf(good, [Image.new("RGB", (200, 200), "white")])
+
+    def corrupt(p: Path) -> None:
+        p.write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog >>\ngarbage" * 3)
+
+    def encrypted(p: Path) -> None:
+        writer = PdfWriter(clone_from=good)
+        writer.encrypt("secret")
+        with p.open("wb") as fh:
+            writer.write(fh)
+
+    def huge(p: Path) -> None:  # 400 in square: over any pixel limit at 100 dpi
+        Image.new("RGB", (200, 200), "white").save(p, "PDF", resolution=0.5)
+
+    def oversized(p: Path) -> None:  # a valid PDF over 2 MB
+        p.write_bytes(good.read_bytes() + b"\n%" + b"x" * 2_100_000 + b"\n")
+
+    makers: dict[str, tuple[str, str, Callable[[Path], object] | None]] = {
+        "corrupt": ("corrupt.pdf", "corrupt", corrupt),
+        "encrypted": ("encrypted.pdf", "encrypted", encrypted),
+        "empty": ("empty.pdf", "empty", lambda p: p.write_bytes(b"")),
+        "zero pages": ("zero.pdf", "no pages", lambda p: PdfWriter().write(p)),
+        "huge page": ("huge-page.pdf", "pixels", huge),
+        "not a pdf": ("notes.pdf", "not a pdf", lambda p: p.write_text("just some text\n")),
+        "oversized": ("big.pdf", "over the limit", oversized),
+        "missing": ("missing.pdf", "no such file", None),
+    }
+    out = {}
+    for kind in kinds or tuple(makers):
+        name, reason, make = makers[kind]
+        path = folder / name
+        if make is not None:
+            make(path)
+        out[kind] = BadInput(path, reason)
+    return out
 
 
 def store_manifest(storage: Any, doc_id: str, tables: list[dict]) -> None:

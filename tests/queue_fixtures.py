@@ -12,11 +12,17 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 from helpers import free_port, wait_for
+
+if TYPE_CHECKING:
+    from worker.queue.client import JobClient
 
 REPO = Path(__file__).resolve().parents[1]
 REDIS_SERVER = "/usr/bin/redis-server"
@@ -224,3 +230,58 @@ def progress_log(client: Any, job_id: str, timeout: float, poll: float = 0.05) -
             return st, seen
         time.sleep(poll)
     raise AssertionError(f"job {job_id} did not finish in {timeout} s: {seen[-1] if seen else None}")
+
+
+@dataclass
+class Cluster:
+    """A redis-server, the worker processes on it and a client: what a queue test talks to."""
+
+    root: Path
+    server: RedisServer
+    env: dict[str, str]
+    client: JobClient
+    workers: list[Worker] = field(default_factory=list)
+    vision: Any = None  # the stand-in vision server, when the test started one
+
+    @property
+    def store(self) -> Path:
+        return self.root / "store"
+
+    def add_worker(self, name: str | None = None, queues: str | None = "docs,pages") -> Worker:
+        """Start one more worker (named w1, w2, ... unless told) and keep it for teardown."""
+        worker = Worker(name or f"w{len(self.workers) + 1}", self.env, self.root, queues=queues).start()
+        self.workers.append(worker)
+        return worker
+
+
+@contextmanager
+def start_cluster(
+    root: Path,
+    models: dict[str, Path],
+    *,
+    workers: int = 1,
+    queues: str | None = "docs,pages",
+    persistent: bool = False,
+    client_settings: dict[str, Any] | None = None,
+    **settings: Any,
+) -> Iterator[Cluster]:
+    """Redis, `workers` workers started with `settings` (TABLESIGHT_* names) and a client; all
+    stopped at the end. `client_settings` overrides the client's own settings only."""
+    from worker.queue.client import JobClient
+
+    server = RedisServer(root / "redis", persistent=persistent).start()
+    env = worker_env(
+        broker_url=server.url(0), storage_url=str(root / "store"), models=models, work_dir=root / "work", **settings
+    )
+    client_cfg = settings_from_env(env)
+    client = JobClient(client_cfg.replace(**client_settings) if client_settings else client_cfg)
+    cluster = Cluster(root, server, env, client)
+    try:
+        for _ in range(workers):
+            cluster.add_worker(queues=queues)
+        yield cluster
+    finally:
+        client.close()
+        for w in cluster.workers:
+            w.kill()
+        server.stop()

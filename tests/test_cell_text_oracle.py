@@ -7,29 +7,11 @@ from models.ocr import ocr_words
 from worker.core.detections import padded_box, words_in_crop
 from worker.core.reconstruct import reconstruct
 from worker.devtools.samples import financial_table, make_born_digital_pdf, make_page, make_scanned_pdf
-from worker.evaluation.dataset import GtCell
+from worker.evaluation.dataset import cells_in_crop
 from worker.evaluation.oracle import oracle_from_cells
 from worker.inputs import open_document
 from worker.settings import Settings
 from worker.text_layer import pdf_words
-
-
-def _gt_cells(cells: list[dict], dx: float, dy: float, scale: float = 1.0, key: str = "text_bbox") -> list[GtCell]:
-    out = []
-    for c in cells:
-        x0, y0, x1, y1 = c.get(key) or c["bbox"]
-        out.append(
-            GtCell(
-                c["row"],
-                c["col"],
-                c["rowspan"],
-                c["colspan"],
-                c["text"],
-                (x0 * scale - dx, y0 * scale - dy, x1 * scale - dx, y1 * scale - dy),
-                c.get("is_header", False),
-            )
-        )
-    return out
 
 
 def _texts(grid) -> dict[tuple[int, int], str]:
@@ -44,7 +26,7 @@ def test_ocr_path_with_oracle_structure(tmp_path):
     image = doc.render(1, 200)  # real poppler
     crop_box = padded_box(page.table_boxes[0], image.size, 0.05, 30)
     crop = image.crop(crop_box)
-    cells = _gt_cells(page.tables[0], crop_box[0], crop_box[1])
+    cells = cells_in_crop(page.tables[0], (crop_box[0], crop_box[1]))
     n_rows, n_cols = spec.shape
     oracle = oracle_from_cells(cells, n_rows, n_cols, crop.size, header_rows=spec.header_rows)
     grid = reconstruct(oracle.objects, ocr_words(crop, rule_min_px=40), crop.size)
@@ -71,7 +53,7 @@ def test_text_layer_path_with_oracle_structure(tmp_path):
     size = doc.page_size_px(1, dpi)
     crop_box = padded_box(table, size, 0.05, 30)
     inside = words_in_crop(words, crop_box)
-    cells = _gt_cells(truth.cells, crop_box[0], crop_box[1], scale=scale, key="bbox")
+    cells = cells_in_crop(truth.cells, (crop_box[0], crop_box[1]), scale=scale, key="bbox")
     n_rows, n_cols = spec.shape
     crop_size = (crop_box[2] - crop_box[0], crop_box[3] - crop_box[1])
     oracle = oracle_from_cells(cells, n_rows, n_cols, crop_size, header_rows=spec.header_rows)

@@ -18,7 +18,7 @@ from worker.core.continuation import Part, continues, link_parts, merge_grids
 from worker.core.detections import padded_box
 from worker.core.headers import infer_header_rows
 from worker.core.types import Cell, TableGrid
-from worker.evaluation.dataset import GtCell, complete_grid
+from worker.evaluation.dataset import GtCell, cells_in_crop, complete_grid
 from worker.evaluation.oracle import oracle_from_cells
 from worker.settings import Settings
 
@@ -150,17 +150,7 @@ def oracle_stages(
         x0, y0, x1, y1 = padded_box(
             bbox, (int(size[0]), int(size[1])), settings.detection.crop_padding, settings.detection.crop_padding_min_px
         )
-        local = [
-            GtCell(
-                c.row,
-                c.col,
-                c.rowspan,
-                c.colspan,
-                c.text,
-                None if c.bbox is None else (c.bbox[0] - x0, c.bbox[1] - y0, c.bbox[2] - x0, c.bbox[3] - y0),
-            )
-            for c in cells
-        ]
+        local = cells_in_crop(cells, (x0, y0))
         oracle = oracle_from_cells(local, n_rows, n_cols, (x1 - x0, y1 - y0), header_rows=header)
         structures.append([{"label": o.label, "score": o.score, "bbox": list(o.bbox)} for o in oracle.objects])
     return Stages(structure=Replay(structures), detector=Replay(detections), ocr=lambda im: [])

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 from contract_check import contract_problems
+from helpers import bad_inputs
 from PIL import Image
 
 from worker.core.html_out import grid_to_html
 from worker.core.html_parse import html_to_grid
 from worker.core.reconstruct import reconstruct
 from worker.core.replay import parse_payload
-from worker.devtools.samples import financial_table, make_born_digital_pdf, make_page, make_scanned_pdf, write_sample
+from worker.devtools.samples import financial_table, make_born_digital_pdf, make_page, write_sample
 from worker.pipeline import extract_document, load_stages
 from worker.settings import Settings
 from worker.storage import LocalStorage
@@ -125,34 +126,10 @@ def test_page_mode_images_and_tiff(tiny_models, tmp_path):
     assert manifest["tables"][0]["bbox"] == [0, 0, 1000, 900]
 
 
-def bad_inputs(folder: Path) -> dict[str, Path]:
-    from pypdf import PdfWriter
-
-    folder.mkdir()
-    out = {}
-    out["corrupt"] = folder / "corrupt.pdf"
-    out["corrupt"].write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog >>\ngarbage" * 3)
-    good = folder / "good.pdf"
-    make_scanned_pdf(good, [Image.new("RGB", (200, 200), "white")])
-    writer = PdfWriter(clone_from=good)
-    writer.encrypt("secret")
-    out["encrypted"] = folder / "encrypted.pdf"
-    with out["encrypted"].open("wb") as fh:
-        writer.write(fh)
-    out["empty"] = folder / "empty.pdf"
-    out["empty"].write_bytes(b"")
-    out["zero pages"] = folder / "zero.pdf"
-    PdfWriter().write(out["zero pages"])
-    out["huge page"] = folder / "huge.pdf"
-    Image.new("RGB", (200, 200), "white").save(out["huge page"], "PDF", resolution=0.5)  # 400 in at 100 dpi
-    out["text named .pdf"] = folder / "notes.pdf"
-    out["text named .pdf"].write_text("just some text\n")
-    out["missing"] = folder / "missing.pdf"
-    return out
-
-
 def test_bad_inputs_fail_one_by_one_and_the_rest_completes(tiny_models, scanned_pdf, tmp_path):
-    bad = bad_inputs(tmp_path / "bad")
+    bad = bad_inputs(
+        tmp_path / "bad", "corrupt", "encrypted", "empty", "zero pages", "huge page", "not a pdf", "missing"
+    )
     env = {
         **os.environ,
         "TABLESIGHT_DETECTION_MODEL": str(tiny_models["same_table"]),
@@ -161,7 +138,7 @@ def test_bad_inputs_fail_one_by_one_and_the_rest_completes(tiny_models, scanned_
         "TABLESIGHT_DEVICE": "cpu",
         "TABLESIGHT_MAX_PAGE_PIXELS": "20000000",
     }
-    files = [str(p) for p in bad.values()] + [str(scanned_pdf)]
+    files = [str(b.path) for b in bad.values()] + [str(scanned_pdf)]
     proc = subprocess.run(
         [sys.executable, "-m", "worker.cli.main", "extract", *files, "--out", str(tmp_path / "out")],
         capture_output=True,
@@ -173,18 +150,9 @@ def test_bad_inputs_fail_one_by_one_and_the_rest_completes(tiny_models, scanned_
     assert "Traceback" not in proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == len(bad)
-    expected = {
-        "corrupt": "corrupt",
-        "encrypted": "encrypted",
-        "empty": "empty",
-        "zero pages": "no pages",
-        "huge page": "pixels",
-        "text named .pdf": "not a pdf",
-        "missing": "no such file",
-    }
-    for name, path in bad.items():
-        line = next(line for line in errors if str(path) in line)
-        assert expected[name] in line.lower(), line
+    for bad_input in bad.values():
+        line = next(line for line in errors if str(bad_input.path) in line)
+        assert bad_input.reason in line.lower(), line
         manifest_path = Path(line.rsplit("(manifest: ", 1)[1].rstrip(")"))
         manifest = json.loads(manifest_path.read_text())
         assert manifest["status"] == "failed" and manifest["errors"][0]["reason"]

@@ -11,9 +11,16 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Iterator
 
 import pytest
-from queue_fixtures import RedisServer, Worker, sample_pdf, settings_from_env, wait_for, worker_env
+from queue_fixtures import (
+    Cluster,
+    Worker,
+    sample_pdf,
+    start_cluster,
+    wait_for,
+)
 
 from worker.queue.client import JobClient
 
@@ -27,14 +34,12 @@ VISIBILITY = 16
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory, tiny_models):
-    root = tmp_path_factory.mktemp("queue-crash")
-    server = RedisServer(root / "redis", persistent=True).start()
-    env = worker_env(
-        broker_url=server.url(0),
-        storage_url=str(root / "store"),
-        models=tiny_models,
-        work_dir=root / "work",
+def cluster(tmp_path_factory, tiny_models) -> Iterator[Cluster]:
+    with start_cluster(
+        tmp_path_factory.mktemp("queue-crash"),
+        tiny_models,
+        workers=0,  # each test starts (and kills) its own
+        persistent=True,
         test_page_delay=PAGE_DELAY,
         visibility_timeout=VISIBILITY,
         unacked_restore_interval=1,
@@ -43,25 +48,16 @@ def cluster(tmp_path_factory, tiny_models):
         retry_backoff_max=1,
         preload_models=1,
         worker_proc_alive_timeout=90,
-    )
-    client = JobClient(settings_from_env(env))
-    state = {"root": root, "env": env, "client": client, "server": server, "workers": [], "n": 0}
-    yield state
-    client.close()
-    for w in state["workers"]:
-        w.kill()
-    server.stop()
+    ) as cluster:
+        yield cluster
 
 
-def new_worker(cluster) -> Worker:
-    cluster["n"] += 1
-    worker = Worker(f"c{cluster['n']}", cluster["env"], cluster["root"]).start()
-    cluster["workers"].append(worker)
-    return worker
+def new_worker(cluster: Cluster) -> Worker:
+    return cluster.add_worker(f"c{len(cluster.workers) + 1}")
 
 
 def live_worker(cluster) -> Worker:
-    alive = [w for w in cluster["workers"] if w.alive]
+    alive = [w for w in cluster.workers if w.alive]
     return alive[0] if alive else new_worker(cluster)
 
 
@@ -88,7 +84,7 @@ def check_whole(client: JobClient, job_id: str, pages: int) -> dict:
 
 
 def test_child_killed_mid_page_the_job_completes(cluster, tmp_path):
-    client: JobClient = cluster["client"]
+    client: JobClient = cluster.client
     worker = live_worker(cluster)
     job_id = client.enqueue(sample_pdf(tmp_path / "a.pdf", 3, seed=21))
     page, info = running_page(client, job_id)
@@ -103,7 +99,7 @@ def test_child_killed_mid_page_the_job_completes(cluster, tmp_path):
 
 
 def test_whole_worker_killed_pages_rerun_on_a_new_worker(cluster, tmp_path):
-    client: JobClient = cluster["client"]
+    client: JobClient = cluster.client
     worker = live_worker(cluster)
     job_id = client.enqueue(sample_pdf(tmp_path / "b.pdf", 3, seed=22))
     page, info = running_page(client, job_id)
@@ -124,7 +120,7 @@ def test_whole_worker_killed_pages_rerun_on_a_new_worker(cluster, tmp_path):
 
 
 def test_sigterm_mid_job_unfinished_pages_go_to_the_next_worker(cluster, tmp_path):
-    client: JobClient = cluster["client"]
+    client: JobClient = cluster.client
     worker = live_worker(cluster)
     job_id = client.enqueue(sample_pdf(tmp_path / "c.pdf", 4, seed=23))
     page, _ = running_page(client, job_id)
@@ -139,15 +135,15 @@ def test_sigterm_mid_job_unfinished_pages_go_to_the_next_worker(cluster, tmp_pat
     check_whole(client, job_id, 4)
     pages = client.status(job_id)["pages"]
     assert all(info["attempts"] == 1 for info in pages.values()), pages  # none lost, none run twice
-    assert {pages[p]["worker"] for p in left} == {cluster["workers"][-1].name}
+    assert {pages[p]["worker"] for p in left} == {cluster.workers[-1].name}
 
 
 def test_redis_restart_mid_job_workers_reconnect(cluster, tmp_path):
-    client: JobClient = cluster["client"]
+    client: JobClient = cluster.client
     worker = live_worker(cluster)
     job_id = client.enqueue(sample_pdf(tmp_path / "d.pdf", 3, seed=24))
     running_page(client, job_id)
-    cluster["server"].restart(down_seconds=1.0)  # clean shutdown: the append-only file keeps the queue
+    cluster.server.restart(down_seconds=1.0)  # clean shutdown: the append-only file keeps the queue
     wait_for(lambda: client.status(job_id)["status"] != "running", 120, interval=0.2, what="the job to end")
     check_whole(client, job_id, 3)
     assert worker.alive

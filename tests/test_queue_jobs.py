@@ -7,11 +7,20 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
-from PIL import Image
-from queue_fixtures import REPO, RedisServer, Worker, progress_log, sample_pdf, settings_from_env, wait_for, worker_env
+from helpers import bad_inputs
+from queue_fixtures import (
+    REPO,
+    Cluster,
+    Worker,
+    progress_log,
+    sample_pdf,
+    settings_from_env,
+    start_cluster,
+    wait_for,
+)
 
 from worker.queue.client import JobClient, JobNotFinished, JobNotFound
 
@@ -19,29 +28,20 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory, tiny_models):
-    root = tmp_path_factory.mktemp("queue-jobs")
-    server = RedisServer(root / "redis").start()
-    env = worker_env(
-        broker_url=server.url(0),
-        storage_url=str(root / "store"),
-        models=tiny_models,
-        work_dir=root / "work",
+def cluster(tmp_path_factory, tiny_models) -> Iterator[Cluster]:
+    # the client's own file limit is the default: the workers' smaller one is tested through the queue
+    with start_cluster(
+        tmp_path_factory.mktemp("queue-jobs"),
+        tiny_models,
         max_file_bytes=2_000_000,
         max_page_pixels=20_000_000,
-    )
-    workers = [Worker("w1", env, root).start()]
-    # the client's own file limit is the default: the workers' smaller one is tested through the queue
-    client = JobClient(settings_from_env(env).replace(**{"max_file_bytes": 500 * 1024 * 1024}))
-    yield {"root": root, "env": env, "client": client, "workers": workers, "store": root / "store", "server": server}
-    client.close()
-    for w in workers:
-        w.kill()
-    server.stop()
+        client_settings={"max_file_bytes": 500 * 1024 * 1024},
+    ) as cluster:
+        yield cluster
 
 
 def test_multi_page_pdf_with_progress_and_a_whole_manifest(cluster, tmp_path):
-    client: JobClient = cluster["client"]
+    client: JobClient = cluster.client
     pdf = sample_pdf(tmp_path / "three.pdf", 3, seed=1)
     t0 = time.monotonic()
     job_id = client.enqueue(pdf)
@@ -64,14 +64,14 @@ def test_multi_page_pdf_with_progress_and_a_whole_manifest(cluster, tmp_path):
     assert [t["table_id"] for t in manifest["tables"]] == ["p0001-t01", "p0002-t01", "p0003-t01"]
     assert manifest["source"] == "three.pdf" and manifest["errors"] == []
     assert {"render", "detection", "structure", "ocr", "storage"} <= set(manifest["timings"])
-    doc = cluster["store"] / manifest["doc_id"]
+    doc = cluster.store / manifest["doc_id"]
     assert json.loads((doc / "manifest.json").read_text()) == manifest
     for t in manifest["tables"]:
         for key in t["files"].values():
-            assert (cluster["store"] / key).is_file()
+            assert (cluster.store / key).is_file()
     assert (doc / "source" / "input.bin").read_bytes() == pdf.read_bytes()
     # every line logged in a task names its task: `<job id>.doc` or `<job id>.pNNNN` (job and page)
-    lines = [line for line in cluster["workers"][0].text().splitlines() if "ForkPoolWorker" in line]
+    lines = [line for line in cluster.workers[0].text().splitlines() if "ForkPoolWorker" in line]
     ours = [line for line in lines if job_id in line]
     assert any(f"tablesight.pages[{job_id}.p0002] [job={job_id} page=2] 1 table(s)" in line for line in ours)
     assert all(" INFO " not in line or "tablesight." in line for line in lines), lines
@@ -81,7 +81,7 @@ def test_multi_page_pdf_with_progress_and_a_whole_manifest(cluster, tmp_path):
 
 
 def test_force_reruns_and_other_options_are_another_job(cluster, tmp_path):
-    client: JobClient = cluster["client"]
+    client: JobClient = cluster.client
     pdf = sample_pdf(tmp_path / "two.pdf", 2, seed=2)
     first = client.enqueue(pdf, {"pages": "2"})
     assert client.wait(first, timeout=60)["pages"] == [2]
@@ -103,43 +103,10 @@ def test_force_reruns_and_other_options_are_another_job(cluster, tmp_path):
         client.status("0" * 32)
 
 
-def bad_inputs(folder: Path) -> dict[str, tuple[Path, str]]:
-    from pypdf import PdfWriter
-
-    from worker.devtools.samples import make_scanned_pdf
-
-    folder.mkdir()
-    out: dict[str, tuple[Path, str]] = {}
-    corrupt = folder / "corrupt.pdf"
-    corrupt.write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog >>\ngarbage" * 3)
-    out["corrupt"] = (corrupt, "corrupt")
-    good = folder / "good.pdf"
-    make_scanned_pdf(good, [Image.new("RGB", (200, 200), "white")])
-    writer = PdfWriter(clone_from=good)
-    writer.encrypt("secret")
-    encrypted = folder / "encrypted.pdf"
-    with encrypted.open("wb") as fh:
-        writer.write(fh)
-    out["encrypted"] = (encrypted, "encrypted")
-    empty = folder / "empty.pdf"
-    empty.write_bytes(b"")
-    out["empty"] = (empty, "empty")
-    text = folder / "notes.pdf"
-    text.write_text("just some text\n")
-    out["not a pdf"] = (text, "not a pdf")
-    huge = folder / "huge-page.pdf"
-    Image.new("RGB", (200, 200), "white").save(huge, "PDF", resolution=0.5)  # 400 in square at 100 dpi
-    out["huge page"] = (huge, "pixels")
-    big = folder / "big.pdf"
-    big.write_bytes(good.read_bytes() + b"\n%" + b"x" * 2_100_000 + b"\n")  # a valid PDF over the workers' 2 MB
-    out["oversized"] = (big, "over the limit")
-    return out
-
-
 def test_bad_input_fails_fast_with_the_reason_and_the_worker_keeps_serving(cluster, tmp_path):
-    client: JobClient = cluster["client"]
-    bad = bad_inputs(tmp_path / "bad")
-    jobs = {name: (client.enqueue(path), time.monotonic()) for name, (path, _) in bad.items()}
+    client: JobClient = cluster.client
+    bad = bad_inputs(tmp_path / "bad", "corrupt", "encrypted", "empty", "not a pdf", "huge page", "oversized")
+    jobs = {name: (client.enqueue(b.path), time.monotonic()) for name, b in bad.items()}
     good = client.enqueue(sample_pdf(tmp_path / "good.pdf", 1, seed=3))
     for name, (job_id, t0) in jobs.items():
         st = wait_for(
@@ -149,11 +116,11 @@ def test_bad_input_fails_fast_with_the_reason_and_the_worker_keeps_serving(clust
         )
         assert st["status"] == "failed", (name, st)
         assert time.monotonic() - t0 < 15
-        assert bad[name][1] in st["reason"].lower(), (name, st["reason"])
+        assert bad[name].reason in st["reason"].lower(), (name, st["reason"])
         manifest = client.result(job_id)
-        assert manifest["status"] == "failed" and bad[name][1] in manifest["errors"][0]["reason"].lower()
+        assert manifest["status"] == "failed" and bad[name].reason in manifest["errors"][0]["reason"].lower()
         # no retry storm: the document task ran once, no page task was sent
-        log = cluster["workers"][0].text()
+        log = cluster.workers[0].text()
         assert log.count(f"tablesight.document[{job_id}.doc] received") == 1, name
         assert f"{job_id}.p0" not in log
     assert client.wait(good, timeout=60)["status"] == "complete"
@@ -168,12 +135,12 @@ def test_bad_input_fails_fast_with_the_reason_and_the_worker_keeps_serving(clust
 def test_broken_models_fail_each_page_once_with_the_reason(cluster, tmp_path):
     # its own Redis database: its own queues and jobs, next to the healthy worker's
     env = {
-        **cluster["env"],
-        "TABLESIGHT_BROKER_URL": cluster["server"].url(1),
+        **cluster.env,
+        "TABLESIGHT_BROKER_URL": cluster.server.url(1),
         "TABLESIGHT_STRUCTURE_MODEL": str(tmp_path / "no-such-model"),
     }
-    worker = Worker("broken", env, cluster["root"]).start()
-    cluster["workers"].append(worker)
+    worker = Worker("broken", env, cluster.root).start()
+    cluster.workers.append(worker)
     client = JobClient(settings_from_env(env))
     job_id = client.enqueue(sample_pdf(tmp_path / "x.pdf", 2, seed=6))
     st = wait_for(
@@ -190,7 +157,7 @@ def test_broken_models_fail_each_page_once_with_the_reason(cluster, tmp_path):
 
 
 def test_cli_enqueue_wait_status_result(cluster, tmp_path):
-    env = cluster["env"]
+    env = cluster.env
     pdf = sample_pdf(tmp_path / "cli.pdf", 2, seed=5)
     cli = [sys.executable, "-m", "worker.cli.main"]
     proc = subprocess.run(
@@ -229,8 +196,8 @@ def test_cli_enqueue_wait_status_result(cluster, tmp_path):
 
 
 def test_ten_documents_on_two_workers_none_twice(cluster, tmp_path):
-    client: JobClient = cluster["client"]
-    cluster["workers"].append(Worker("w2", cluster["env"], cluster["root"]).start())
+    client: JobClient = cluster.client
+    cluster.workers.append(Worker("w2", cluster.env, cluster.root).start())
     pdfs = [sample_pdf(tmp_path / f"doc{i}.pdf", 2, seed=10 + i) for i in range(10)]
     t0 = time.monotonic()
     jobs = [client.enqueue(p) for p in pdfs]
@@ -247,7 +214,7 @@ def test_ten_documents_on_two_workers_none_twice(cluster, tmp_path):
             by_worker[info["worker"]] = by_worker.get(info["worker"], 0) + 1
     assert sum(by_worker.values()) == 20
     assert set(by_worker) == {"w1@test", "w2@test"}, by_worker
-    logs = "".join(w.text() for w in cluster["workers"])
+    logs = "".join(w.text() for w in cluster.workers)
     for job_id in jobs:
         for page in (1, 2):
             assert logs.count(f"tablesight.pages[{job_id}.p{page:04d}] received") == 1
@@ -259,7 +226,7 @@ def test_the_engine_is_a_job_option_and_runs_for_every_page(cluster, tmp_path):
     from models.embedded.weights import MODELS, default_dir, fetch
 
     fetch(default_dir(None))  # what .ci/setup leaves; the workers find them the same way
-    client: JobClient = cluster["client"]
+    client: JobClient = cluster.client
     pdf = sample_pdf(tmp_path / "engine.pdf", 2, seed=5)
     tatr = client.enqueue(pdf)
     embedded = client.enqueue(pdf, {"engine": "embedded"})

@@ -9,9 +9,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
-from queue_fixtures import REPO, RedisServer, Worker, sample_pdf, settings_from_env, wait_for, worker_env
+from queue_fixtures import (
+    REPO,
+    Cluster,
+    sample_pdf,
+    start_cluster,
+    wait_for,
+)
 from vision_fixtures import GOOD, ChatServer
 
 from worker.queue.client import JobClient
@@ -22,27 +29,20 @@ HOSTILE_GOOD = GOOD.replace("<td>", '<td onclick="steal()">').replace("</table>"
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory, tiny_models):
-    root = tmp_path_factory.mktemp("vision-queue")
-    server = RedisServer(root / "redis").start()
+def cluster(tmp_path_factory, tiny_models) -> Iterator[Cluster]:
     with ChatServer(default=("text", f"```html\n{HOSTILE_GOOD}\n```")) as vision:
-        env = worker_env(
-            broker_url=server.url(0),
-            storage_url=str(root / "store"),
-            models=tiny_models,
-            work_dir=root / "work",
+        with start_cluster(
+            tmp_path_factory.mktemp("vision-queue"),
+            tiny_models,
+            queues=None,
             vision_backend="openai",
             vision_url=vision.url,
             vision_model="served-vlm",
             vision_auto_read="true",
             vision_retries=0,
-        )
-        worker = Worker("v1", env, root, queues=None).start()
-        client = JobClient(settings_from_env(env))
-        yield {"env": env, "client": client, "store": root / "store", "vision": vision, "worker": worker}
-        client.close()
-        worker.kill()
-    server.stop()
+        ) as cluster:
+            cluster.vision = vision
+            yield cluster
 
 
 def read_cli(env: dict, *args: str) -> subprocess.CompletedProcess:
@@ -57,12 +57,12 @@ def read_cli(env: dict, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_extract_flag_read_through_the_queue(cluster, tmp_path):
-    client: JobClient = cluster["client"]
+    client: JobClient = cluster.client
     manifest = client.wait(client.enqueue(sample_pdf(tmp_path / "one.pdf", 1, seed=5)), timeout=90)
     assert manifest["status"] == "complete"
     hard = [t for t in manifest["tables"] if t["needs_vision"]]
     assert hard and all(t["reasons"] for t in hard)
-    tables = cluster["store"] / manifest["doc_id"] / "tables"
+    tables = cluster.store / manifest["doc_id"] / "tables"
     ref = f"{manifest['doc_id']}/{hard[0]['table_id']}"
     # VISION_AUTO_READ: the finished job queued a vision task per hard table
     vision_json = tables / f"{hard[0]['table_id']}.vision.json"
@@ -75,20 +75,20 @@ def test_extract_flag_read_through_the_queue(cluster, tmp_path):
     assert 'colspan="2"' in html and 'rowspan="2"' in html
     assert record["agreement"]["teds"] is not None and record["agreement"]["teds_struct"] is not None
     assert record["request_id"]  # written by a task
-    n_requests = len(cluster["vision"].requests)
+    n_requests = len(cluster.vision.requests)
 
     # `tablesight read` through the broker: the stored read comes back, no new model call
-    proc = read_cli(cluster["env"], ref, "--wait", "--timeout", "60")
+    proc = read_cli(cluster.env, ref, "--wait", "--timeout", "60")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"{ref}: ok (stored read) 4x3") and "TEDS" in proc.stdout
-    assert len(cluster["vision"].requests) == n_requests
+    assert len(cluster.vision.requests) == n_requests
 
     # --force reads again on the vision queue
-    proc = read_cli(cluster["env"], ref, "--wait", "--force", "--json", "--timeout", "60")
+    proc = read_cli(cluster.env, ref, "--wait", "--force", "--json", "--timeout", "60")
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["status"] == "ok" and not result.get("cached") and result["agreement"]["teds"] is not None
-    assert len(cluster["vision"].requests) == n_requests + 1
+    assert len(cluster.vision.requests) == n_requests + 1
     assert json.loads(vision_json.read_text())["request_id"] not in (None, record["request_id"])  # a task read it
 
     # the Python client: a task id, then the read's summary
@@ -100,9 +100,9 @@ def test_extract_flag_read_through_the_queue(cluster, tmp_path):
         client.request_read("not/a/ref/at/all")
 
     # without --wait: one task id per table; an unknown table fails on the worker, clearly
-    proc = read_cli(cluster["env"], ref)
+    proc = read_cli(cluster.env, ref)
     assert proc.returncode == 0 and proc.stdout.startswith(f"{ref}: queued as ")
-    proc = read_cli(cluster["env"], f"{manifest['doc_id']}/p0042-t01", "--wait", "--timeout", "60")
+    proc = read_cli(cluster.env, f"{manifest['doc_id']}/p0042-t01", "--wait", "--timeout", "60")
     assert proc.returncode == 1 and "failed: no table" in proc.stdout
 
 
@@ -112,8 +112,8 @@ def test_waiting_with_no_worker_on_the_queue_says_so_at_once(cluster, tmp_path):
     import time
 
     lonely = {
-        **cluster["env"],
-        "TABLESIGHT_BROKER_URL": cluster["env"]["TABLESIGHT_BROKER_URL"].rsplit("/", 1)[0] + "/7",
+        **cluster.env,
+        "TABLESIGHT_BROKER_URL": cluster.env["TABLESIGHT_BROKER_URL"].rsplit("/", 1)[0] + "/7",
     }
     t0 = time.monotonic()
     proc = read_cli(lonely, "0123456789abcdef/p0001-t01", "--wait")
@@ -143,5 +143,5 @@ def test_waiting_with_no_worker_on_the_queue_says_so_at_once(cluster, tmp_path):
 def test_the_default_worker_consumes_every_queue(cluster):
     from worker.queue.consumers import queue_consumers
 
-    app = cluster["client"].app
+    app = cluster.client.app
     assert all(queue_consumers(app, q) == ["v1@test"] for q in ("docs", "pages", "vision"))

@@ -13,13 +13,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import helpers
 from gridgen import grid_from_spec
 from PIL import Image, ImageDraw
-
-from worker.core.detections import TableBox
-from worker.core.flags import complexity_flags
-from worker.core.html_out import grid_to_html
-from worker.outputs import table_record, write_table
 
 DOC_ID = "0123456789abcdef"
 TABLE_ID = "p0001-t01"
@@ -52,32 +48,15 @@ GOOD = (
 
 
 def store_table(storage: Any, doc_id: str = DOC_ID, crop_size: tuple[int, int] = (320, 160)) -> str:
-    """Write crop, detector HTML and JSON of one table (p0001-t01), as the pipeline does;
-    returns `doc/tid`."""
+    """The SPEC table (p0001-t01) with its cell texts drawn on the crop, stored as the pipeline
+    stores it (helpers.store_table); returns `doc/tid`."""
     grid = grid_from_spec(**SPEC)
     crop = Image.new("RGB", crop_size, "white")
     draw = ImageDraw.Draw(crop)
     for cell in grid.cells:
         draw.text((10 + 100 * cell.col, 10 + 35 * cell.row), cell.text, fill="black")
-    w, h = crop_size
-    record = table_record(
-        doc_id=doc_id,
-        page=1,
-        index=1,
-        dpi=200,
-        box=TableBox((100.0, 100.0, 100.0 + w, 100.0 + h), 0.99, False),
-        crop_box=(100, 100, 100 + w, 100 + h),
-        crop_size=crop_size,
-        text_source="text-layer",
-        grid=grid,
-        flags=complexity_flags(grid),
-        context=None,
-        page_size=(1700, 2200),
-        structure=[],
-        words=[],
-    )
-    write_table(storage, crop, grid_to_html(grid), record)
-    return f"{doc_id}/{record.table_id}"
+    entry = helpers.store_table(storage, doc_id, grid, crop=crop, origin=(100, 100))
+    return f"{doc_id}/{entry['table_id']}"
 
 
 class ChatServer:

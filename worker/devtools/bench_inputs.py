@@ -168,7 +168,7 @@ def oracle_answers(
     and of each crop exactly as the pipeline cuts it (same functions, same settings)."""
     from worker.core.detections import padded_box, select_tables
     from worker.core.geometry import iou
-    from worker.evaluation.dataset import GtCell
+    from worker.evaluation.dataset import cells_in_crop
     from worker.evaluation.oracle import oracle_from_cells
     from worker.inputs import open_document
 
@@ -193,23 +193,7 @@ def oracle_answers(
                 )
                 crop = image.crop(crop_box)
                 x0, y0 = crop_box[:2]
-                cells = [
-                    GtCell(
-                        c["row"],
-                        c["col"],
-                        c["rowspan"],
-                        c["colspan"],
-                        c["text"],
-                        (
-                            c["text_bbox"][0] - x0,
-                            c["text_bbox"][1] - y0,
-                            c["text_bbox"][2] - x0,
-                            c["text_bbox"][3] - y0,
-                        ),
-                        c["is_header"],
-                    )
-                    for c in table["cells"]
-                ]
+                cells = cells_in_crop(table["cells"], (x0, y0))
                 n_rows = max(c.row + c.rowspan for c in cells)
                 n_cols = max(c.col + c.colspan for c in cells)
                 header = max((c.row + c.rowspan for c in cells if c.is_header), default=0)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from worker.core.types import BBox
 
@@ -187,3 +187,27 @@ def _to_table(rec: dict, source: str, data_dir: Path) -> GtTable | None:
         has_span=bool(rec.get("has_span", any(c.is_span for c in cells))),
         header_rows=header,
     )
+
+
+def cells_in_crop(
+    cells: Iterable[GtCell | dict[str, Any]], origin: tuple[float, float], scale: float = 1.0, key: str = "text_bbox"
+) -> list[GtCell]:
+    """Ground-truth cells moved into a crop's pixels: boxes scaled by `scale` (page to render
+    resolution), then shifted so that `origin` (the crop's top left, already scaled) is (0, 0).
+
+    Takes `GtCell`s or the sample pages' cell dicts (their `key` box, else `bbox`)."""
+    dx, dy = origin
+    out = []
+    for c in cells:
+        if isinstance(c, GtCell):
+            cell, box = c, c.bbox
+        else:
+            cell = GtCell(c["row"], c["col"], c["rowspan"], c["colspan"], c["text"], None, c.get("is_header", False))
+            box = c.get(key) or c["bbox"]
+        moved = (
+            None
+            if box is None
+            else (box[0] * scale - dx, box[1] * scale - dy, box[2] * scale - dx, box[3] * scale - dy)
+        )
+        out.append(replace(cell, bbox=moved))
+    return out
