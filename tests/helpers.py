@@ -88,7 +88,7 @@ class BadInput:
 
 
 def bad_inputs(folder: Path, *kinds: str) -> dict[str, BadInput]:
-    """Inputs that must each fail with a clear reason, written into `folder` (all of BAD_KINDS,
+    """Inputs that must each fail with a clear reason, written into `folder` (every kind below,
     or the `kinds` named): the extract and queue tests feed them through their own path."""
     from PIL import Image
     from pypdf import PdfWriter

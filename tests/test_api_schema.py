@@ -51,3 +51,43 @@ def test_reads_parse_by_the_contract(tmp_path) -> None:
         read_manifest(storage, "d/manifest.json")
     with pytest.raises(KeyError):
         read_vision(storage, "d/tables/p0001-t01.vision.json")
+
+
+def test_stored_records_are_answered_as_stored_through_their_models(tmp_path) -> None:
+    """In process, no Redis: a manifest and a real vision read (OpenAI reader against a local
+    stand-in server) come back through the response models with their keys unchanged."""
+    import json
+
+    from helpers import store_manifest
+    from starlette.testclient import TestClient
+    from vision_fixtures import DOC_ID, TABLE_ID, ChatServer, store_table
+
+    from worker.queue.client import JobClient
+    from worker.vision.read import read_table
+
+    storage = LocalStorage(tmp_path / "store")
+    ref = store_table(storage)
+    entry = json.loads((tmp_path / "store" / DOC_ID / "tables" / f"{TABLE_ID}.json").read_text())
+    assert entry["table_id"] == TABLE_ID
+    with ChatServer() as server:
+        s = Settings(
+            _env_file=None,
+            broker_url="redis://127.0.0.1:1/0",
+            vision_backend="openai",
+            vision_url=server.url,
+            vision_model="served-vlm",
+            vision_retries=0,
+        )
+        stored = read_table(storage, ref, s)
+    assert stored["status"] == "ok"
+    store_manifest(storage, DOC_ID, [])
+    client = JobClient(s, storage=storage)
+    with TestClient(create_app(client=client)) as c:
+        manifest = c.get(f"/v1/documents/{DOC_ID}").json()
+        assert manifest == json.loads((tmp_path / "store" / DOC_ID / "manifest.json").read_text())
+        view = c.get(f"/v1/documents/{DOC_ID}/tables/{TABLE_ID}/read").json()
+    client.close()
+    assert "raw_answer" not in view and view["status"] == "ok" and view["model"] == "served-vlm"
+    assert view["grid"] == {"n_rows": 4, "n_cols": 3, "header_rows": 2}
+    assert set(view["agreement"]) == {"teds", "teds_struct", "cell_match", "same_shape"}
+    assert view["html"].startswith("<table>") and "North" in view["html"]
