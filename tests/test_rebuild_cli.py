@@ -103,3 +103,15 @@ def test_rebuild_jsonl_keeps_order_and_reports_bad_lines(tmp_path, capsys):
 def test_rebuild_usage_errors(tmp_path):
     assert main(["rebuild"]) == 2
     assert main(["rebuild", str(tmp_path / "missing.json")]) == 1
+
+
+def test_replay_ocr_comes_from_the_registry_with_the_same_line_erasing():
+    """`rebuild` OCRs a crop through the OCR registry; at REPLAY_DPI it erases the ruling lines
+    replay always erased (longer than models.rules.RULE_MIN_PX)."""
+    from models.rules import RULE_MIN_PX
+    from worker.cli.rebuild import REPLAY_DPI
+    from worker.engines.ocr import load_ocr_engine
+    from worker.settings import Settings
+
+    engine = load_ocr_engine(Settings(_env_file=None).ocr, REPLAY_DPI)
+    assert engine.name == "tesseract" and engine.rule_min_px == RULE_MIN_PX  # type: ignore[attr-defined]
