@@ -34,7 +34,7 @@ def cluster(tmp_path_factory, tiny_models) -> Iterator[Cluster]:
         with start_cluster(
             tmp_path_factory.mktemp("vision-queue"),
             tiny_models,
-            queues=None,
+            workers=0,
             vision_backend="openai",
             vision_url=vision.url,
             vision_model="served-vlm",
@@ -42,6 +42,7 @@ def cluster(tmp_path_factory, tiny_models) -> Iterator[Cluster]:
             vision_retries=0,
         ) as cluster:
             cluster.vision = vision
+            cluster.add_worker("v1", queues=None)  # the default: every queue
             yield cluster
 
 

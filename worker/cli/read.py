@@ -52,9 +52,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     settings = get_settings()
+    # a broker named in the environment (or .env) means queue mode; asked before `replace`,
+    # which marks every field as set. The URL is in the `queue` group since settings nest.
+    broker_set = "broker_url" in settings.queue.model_fields_set
     if args.model:
         settings = settings.replace(**{"vision_model": args.model})
-    local = args.local or args.out is not None or "broker_url" not in settings.model_fields_set
+    local = args.local or args.out is not None or not broker_set
     return _run_local(args, refs, settings) if local else _run_queued(args, refs, settings)
 
 
