@@ -305,7 +305,7 @@ class Settings(BaseSettings):
         "builds; default: ~/.cache/tablesight/bench",
     )
 
-    # --- dataset-sized tables: SQL store, descriptions, summaries (worker.sqlstore, worker.summary) ---
+    # --- dataset-sized tables: SQL store, descriptions, summaries (worker.sqlstore, worker.retrieval.descriptions) ---
     chunk_table_max_rows: int = Field(
         200,
         ge=0,

@@ -14,7 +14,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -43,76 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def token_counter(name: str | None):  # -> TokenCounter
-    """The approximation, or a local tokenizer's exact count; ValueError when NAME is not local."""
-    from worker.core.chunks import approx_tokens
-
-    if not name:
-        return approx_tokens
-    if not _local(name):  # say so before paying for importing transformers
-        raise ValueError(
-            f"tokenizer {name!r} is not available locally: give a folder or a hub id already in "
-            "the local cache (nothing is downloaded), or omit --tokenizer"
-        )
-    try:
-        from transformers import AutoTokenizer
-
-        tok = AutoTokenizer.from_pretrained(name, local_files_only=True)
-    except Exception as exc:  # missing files, unknown name, no transformers: all say the same to a user
-        raise ValueError(
-            f"tokenizer {name!r} is not available locally ({type(exc).__name__}); "
-            "give a folder or a name in the local cache, or omit --tokenizer"
-        ) from exc
-    return lambda text: len(tok.encode(text, add_special_tokens=False))
-
-
-def _local(name: str) -> bool:
-    """A tokenizer folder, or a hub id whose tokenizer files are in the local cache."""
-    if Path(name).expanduser().is_dir():
-        return True
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        return any(
-            isinstance(try_to_load_from_cache(name, f), str)
-            for f in ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
-        )
-    except Exception:  # not a valid hub id, no hub library: not local
-        return False
-
-
-def document_chunks(storage: Any, doc_id: str, max_tokens: int, count: Any, max_rows: int = 0) -> list[dict[str, Any]]:
-    """Every chunk of a stored document, tables in page order, merged tables once; a table with
-    more than `max_rows` data rows (when > 0) gives one description chunk instead of its rows."""
-    from worker.core.chunks import chunk_table, data_rows, description_chunk
-    from worker.logical_tables import iter_logical_tables
-    from worker.outputs import manifest_key
-    from worker.summary import table_description
-
-    manifest = storage.get_json(manifest_key(doc_id))
-    out = []
-    for table in iter_logical_tables(storage, manifest):
-        if max_rows > 0 and data_rows(table.serialisations) > max_rows:
-            text = table_description(storage, doc_id, table)
-            chunk = description_chunk(
-                table.grid, table.serialisations, text, count, table_id=table.table_id, pages=table.pages
-            )
-            out.append({"doc_id": doc_id, **chunk, "parts": table.parts})
-            continue
-        for chunk in chunk_table(
-            table.grid,
-            table.serialisations,
-            max_tokens,
-            count,
-            table_id=table.table_id,
-            pages=table.pages,
-            row_pages=table.row_pages,
-        ):
-            out.append({"doc_id": doc_id, **chunk, "parts": table.parts})
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
+    from worker.retrieval.chunks import document_chunks, token_counter
     from worker.settings import get_settings
     from worker.storage import StorageError, storage_for, validate_key
 

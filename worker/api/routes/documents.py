@@ -72,8 +72,8 @@ async def get_chunks(
     doc_id: str,
     max_tokens: int | None = Query(None, ge=16, le=1_000_000, description="default: TABLESIGHT_CHUNK_MAX_TOKENS"),
 ) -> Response:
-    from worker.cli.chunks import document_chunks
     from worker.core.chunks import approx_tokens
+    from worker.retrieval.chunks import document_chunks
 
     ids.doc_id(doc_id)
     budget = max_tokens or deps.settings(request).chunk_max_tokens
