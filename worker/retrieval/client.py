@@ -55,7 +55,10 @@ def _detail(r: httpx.Response) -> str:
 
 
 class Client:
-    """A client of `tablesight serve` at `url` (token: one of TABLESIGHT_API_TOKENS, if set)."""
+    """A client of `tablesight serve` at `url` (token: one of TABLESIGHT_API_TOKENS, if set).
+
+    Documents it returns read their tables' files through it when first used: keep the client
+    open while reading them (`with Client(...) as api:`)."""
 
     def __init__(self, url: str, token: str | None = None, *, timeout: float = 60.0) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}

@@ -10,6 +10,7 @@ the crop image), and for chunks `chunk`, `n_chunks` and `row_range`.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -73,20 +74,23 @@ def records(doc: Document, per: Per = "chunk", max_tokens: int | None = None) ->
         yield Record(str(c["text"]), meta)
 
 
+@contextmanager
 def open_source(
     path: str | Path | None, doc_id: str | None, url: str | None, token: str | None, extract_options: dict[str, Any]
-) -> Document:
-    """The document a loader reads: `path` extracted in process (or uploaded to `url`), or the
-    stored `doc_id` (from `url`, else the local store)."""
+) -> Iterator[Document]:
+    """The document a loader reads, open while the loader reads it: `path` extracted in process
+    (or uploaded to `url`), or the stored `doc_id` (from `url`, else the local store)."""
     if (path is None) == (doc_id is None):
         raise ValueError("give either a file path or a doc_id")
     if url is not None:
         from worker.retrieval.client import Client
 
-        client = Client(url, token)
-        return client.extract(path, **extract_options) if path is not None else client.document(str(doc_id))
+        with Client(url, token) as client:
+            yield client.extract(path, **extract_options) if path is not None else client.document(str(doc_id))
+        return
     from worker.retrieval.public import extract, open_document
 
     if path is not None:
-        return extract(path, **extract_options)
-    return open_document(str(doc_id), store=extract_options.get("store"), settings=extract_options.get("settings"))
+        yield extract(path, **extract_options)
+    else:
+        yield open_document(str(doc_id), store=extract_options.get("store"), settings=extract_options.get("settings"))

@@ -34,6 +34,6 @@ class TablesightLoader(BaseLoader):
         self.per, self.max_tokens, self.extract_options = per, max_tokens, extract_options
 
     def lazy_load(self) -> Iterator[LcDocument]:
-        doc = open_source(self.path, self.doc_id, self.url, self.token, self.extract_options)
-        for rec in records(doc, self.per, self.max_tokens):
-            yield LcDocument(page_content=rec.text, metadata=rec.metadata)
+        with open_source(self.path, self.doc_id, self.url, self.token, self.extract_options) as doc:
+            for rec in records(doc, self.per, self.max_tokens):
+                yield LcDocument(page_content=rec.text, metadata=rec.metadata)

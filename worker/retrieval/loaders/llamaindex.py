@@ -10,6 +10,7 @@ from llama_index.core.readers.base import BaseReader
 from llama_index.core.schema import Document as LiDocument
 
 from worker.retrieval.loaders.common import HTML_KEY, Per, open_source, records
+from worker.retrieval.public import Document
 
 # metadata kept out of what is embedded and what the LLM sees (the HTML repeats the text)
 _NOT_EMBEDDED = [HTML_KEY, "crop", "bbox", "row_range", "parts"]
@@ -34,7 +35,10 @@ class TablesightReader(BaseReader):
         self.extract_options = extract_options
 
     def lazy_load_data(self, file: str | Path | None = None, doc_id: str | None = None) -> Iterable[LiDocument]:
-        doc = open_source(file, doc_id, self.url, self.token, self.extract_options)
+        with open_source(file, doc_id, self.url, self.token, self.extract_options) as doc:
+            yield from self._documents(doc)
+
+    def _documents(self, doc: Document) -> Iterable[LiDocument]:
         for rec in records(doc, self.per, self.max_tokens):
             suffix = f"#{rec.metadata['chunk']}" if "chunk" in rec.metadata else ""
             yield LiDocument(
