@@ -43,7 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from worker.retrieval.chunks import document_chunks, token_counter
+    from worker.retrieval.chunks import chunks_for, token_counter
     from worker.settings import get_settings
     from worker.storage import StorageError, storage_for, validate_key
 
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     storage = storage_for(settings, args.store)
     try:
         max_rows = settings.chunk_table_max_rows if args.max_rows is None else args.max_rows
-        chunks = document_chunks(storage, args.doc_id, max_tokens, count, max_rows)
+        chunks = chunks_for(storage, args.doc_id, settings, max_tokens=max_tokens, max_rows=max_rows, count=count)
     except KeyError as exc:
         print(f"error: {args.doc_id}: not found in {storage.location(args.doc_id)} ({exc})", file=sys.stderr)
         return 1

@@ -42,6 +42,12 @@ def add_retrieval_parser(esub: argparse._SubParsersAction) -> None:
     p.add_argument("--docs", type=int, help="only the first N documents (for a quick look)")
     p.add_argument("--max-tokens", type=int, help="chunk budget (default: TABLESIGHT_CHUNK_MAX_TOKENS)")
     p.add_argument("--max-rows", type=int, help="description chunk above this many rows (default: settings)")
+    p.add_argument(
+        "--variants",
+        default="",
+        help="further chunk layouts to compare, comma-separated LAYOUT/PREAMBLE/BUDGET (layout: labelled or "
+        "table; preamble: full or lean), e.g. table/lean/512,labelled/lean/256",
+    )
     p.add_argument("--engine", default="embedded", help="extraction engine for text and scan (default: embedded)")
     p.add_argument("--kinds", default="all", help="question kinds to print a table for, comma-separated, or 'every'")
     p.add_argument("--json", type=Path, dest="json_out", help="also write the full results here")
@@ -92,6 +98,7 @@ def run_retrieval(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
         max_rows=args.max_rows,
         engine=args.engine,
+        variants=split(args.variants),
     )
     try:
         results = run_retrieval_eval(opts)

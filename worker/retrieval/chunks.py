@@ -54,10 +54,18 @@ def _local(name: str) -> bool:
 
 
 def document_chunks(
-    storage: Any, doc_id: str, max_tokens: int, count: TokenCounter, max_rows: int = 0
+    storage: Any,
+    doc_id: str,
+    max_tokens: int,
+    count: TokenCounter,
+    max_rows: int = 0,
+    *,
+    layout: str = "labelled",
+    preamble: str = "full",
 ) -> list[dict[str, Any]]:
     """Every chunk of a stored document, tables in page order, merged tables once; a table with
-    more than `max_rows` data rows (when > 0) gives one description chunk instead of its rows."""
+    more than `max_rows` data rows (when > 0) gives one description chunk instead of its rows.
+    `layout` and `preamble`: `worker.core.chunks.chunk_table` (callers pass the settings')."""
     from worker.core.chunks import chunk_table, data_rows, description_chunk
     from worker.outputs import manifest_key
     from worker.retrieval.descriptions import table_description
@@ -81,6 +89,32 @@ def document_chunks(
             table_id=table.table_id,
             pages=table.pages,
             row_pages=table.row_pages,
+            layout=layout,
+            preamble=preamble,
         ):
             out.append({"doc_id": doc_id, **chunk, "parts": table.parts})
     return out
+
+
+def chunks_for(
+    storage: Any,
+    doc_id: str,
+    settings: Any,
+    *,
+    max_tokens: int | None = None,
+    max_rows: int | None = None,
+    count: TokenCounter | None = None,
+) -> list[dict[str, Any]]:
+    """`document_chunks` with the chunk settings (budget, row threshold, layout, preamble) filled
+    in where the caller gives none: what the CLI, the HTTP API and the Python API all serve."""
+    from worker.core.chunks import approx_tokens
+
+    return document_chunks(
+        storage,
+        doc_id,
+        max_tokens or settings.chunk_max_tokens,
+        count or approx_tokens,
+        settings.chunk_table_max_rows if max_rows is None else max_rows,
+        layout=settings.chunk_layout,
+        preamble=settings.chunk_preamble,
+    )

@@ -213,11 +213,9 @@ class LocalSource:
         return bytes(self.storage.get_bytes(table_key(doc_id, table_id, f".{fmt}")))
 
     def chunks(self, doc_id: str, max_tokens: int | None) -> list[dict[str, Any]]:
-        from worker.core.chunks import approx_tokens
-        from worker.retrieval.chunks import document_chunks
+        from worker.retrieval.chunks import chunks_for
 
-        budget = max_tokens or self.settings.chunk_max_tokens
-        return document_chunks(self.storage, doc_id, budget, approx_tokens, self.settings.chunk_table_max_rows)
+        return chunks_for(self.storage, doc_id, self.settings, max_tokens=max_tokens)
 
     def crop_link(self, doc_id: str, table_id: str) -> str:
         from worker.outputs import table_key

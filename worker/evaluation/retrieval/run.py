@@ -110,7 +110,9 @@ def load_documents(data_dir: Path, docs: int | None = None) -> Documents:
 # --- chunkers ---------------------------------------------------------------------------
 
 
-def shipped_chunker(max_tokens: int, max_rows: int) -> Callable[[SourceTable], list[dict[str, Any]]]:
+def shipped_chunker(
+    max_tokens: int, max_rows: int, layout: str = "labelled", preamble: str = "full"
+) -> Callable[[SourceTable], list[dict[str, Any]]]:
     """The chunks `tablesight chunks` gives (`worker.retrieval.chunks.document_chunks`)."""
     from worker.retrieval.descriptions import describe
     from worker.retrieval.logical_tables import LogicalTable
@@ -120,10 +122,27 @@ def shipped_chunker(max_tokens: int, max_rows: int) -> Callable[[SourceTable], l
             lt = LogicalTable(t.table_id, [t.table_id], t.pages, t.grid, t.ser, t.row_pages)
             return [description_chunk(t.grid, t.ser, describe(lt), approx_tokens, table_id=t.table_id, pages=t.pages)]
         return chunk_table(
-            t.grid, t.ser, max_tokens, approx_tokens, table_id=t.table_id, pages=t.pages, row_pages=t.row_pages
+            t.grid,
+            t.ser,
+            max_tokens,
+            approx_tokens,
+            table_id=t.table_id,
+            pages=t.pages,
+            row_pages=t.row_pages,
+            layout=layout,
+            preamble=preamble,
         )
 
     return chunk
+
+
+def variant_chunker(spec: str, max_rows: int) -> Callable[[SourceTable], list[dict[str, Any]]]:
+    """A chunk layout to compare, `LAYOUT/PREAMBLE/BUDGET` (e.g. `table/lean/512`)."""
+    try:
+        layout, preamble, budget = spec.split("/")
+        return shipped_chunker(int(budget), max_rows, layout, preamble)
+    except ValueError:
+        raise ValueError(f"chunk variant {spec!r}: want LAYOUT/PREAMBLE/BUDGET, e.g. table/lean/512") from None
 
 
 def representation_units(rep: str, tables: list[SourceTable], chunker: Callable[..., Any]) -> list[Unit]:
@@ -147,7 +166,7 @@ def score_question(q: Question, units: list[Unit], ranked: list[int]) -> dict[st
 
     top = [units[i] for i in ranked[:K]]
     found = [on_page(u) and holds(u.text, q.probe) for u in top]
-    outcome = "none"
+    outcome, value, where = "none", None, None
     for u in top:
         value = read(u.text, q.probe)
         if value is None:
@@ -156,8 +175,36 @@ def score_question(q: Question, units: list[Unit], ranked: list[int]) -> dict[st
             outcome = "other"
         else:
             outcome = "answer" if norm(value) == norm(q.probe.value) else "wrong"
+        where = f"{u.doc} p{','.join(map(str, u.pages))}"
         break
-    return {"find1": bool(found[:1] and found[0]), "find5": any(found), "outcome": outcome}
+    return {
+        "find1": bool(found[:1] and found[0]),
+        "find5": any(found),
+        "outcome": outcome,
+        "read": value,
+        "from": where,
+    }
+
+
+EXAMPLES = 8
+
+
+def examples(rows: list[tuple[Question, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """A few questions per failing outcome (labels phrasing), to read what went wrong."""
+    out: dict[str, list[dict[str, Any]]] = {"wrong": [], "other": [], "none": []}
+    for q, r in rows:
+        if q.kind == "labels" and r["outcome"] in out and len(out[r["outcome"]]) < EXAMPLES:
+            out[r["outcome"]].append(
+                {
+                    "doc": q.doc,
+                    "page": q.page,
+                    "question": q.text,
+                    "value": q.probe.value,
+                    "read": r["read"],
+                    "from": r["from"],
+                }
+            )
+    return out
 
 
 def summarise(rows: list[tuple[Question, dict[str, Any]]]) -> dict[str, dict[str, float | int]]:
@@ -183,10 +230,12 @@ def summarise(rows: list[tuple[Question, dict[str, Any]]]) -> dict[str, dict[str
 
 def evaluate(
     units: list[Unit], questions: list[Question], retriever: str, embedder: Path | None = None
-) -> dict[str, dict[str, float | int]]:
+) -> tuple[dict[str, dict[str, float | int]], dict[str, list[dict[str, Any]]]]:
+    """Per-kind rates of one retriever over one corpus, and a few failures to read."""
     r = make_retriever(retriever, [u.text for u in units], embedder)
     ranked = r.search([q.text for q in questions], K)
-    return summarise([(q, score_question(q, units, rk)) for q, rk in zip(questions, ranked)])
+    rows = [(q, score_question(q, units, rk)) for q, rk in zip(questions, ranked)]
+    return summarise(rows), examples(rows)
 
 
 @dataclass
@@ -201,7 +250,7 @@ class Options:
     max_tokens: int | None = None
     max_rows: int | None = None
     engine: str = "embedded"
-    chunkers: dict[str, Callable[[SourceTable], list[dict[str, Any]]]] = field(default_factory=dict)
+    variants: Sequence[str] = ()  # further chunk layouts, LAYOUT/PREAMBLE/BUDGET
 
 
 def source_tables(opts: Options, docs: Documents, source: str) -> dict[str, list[SourceTable]]:
@@ -226,12 +275,16 @@ def run_retrieval_eval(opts: Options) -> dict[str, Any]:
     naive = [u for pages in docs.pages.values() for p in pages for u in naive_windows(p)]
     max_tokens = opts.max_tokens or settings.chunk_max_tokens
     max_rows = settings.chunk_table_max_rows if opts.max_rows is None else opts.max_rows
-    chunkers = {"chunks": shipped_chunker(max_tokens, max_rows), **opts.chunkers}
+    chunkers = {
+        "chunks": shipped_chunker(max_tokens, max_rows, settings.chunk_layout, settings.chunk_preamble),
+        **{f"chunks {v}": variant_chunker(v, max_rows) for v in opts.variants},
+    }
+    reps = [*opts.representations, *(f"chunks {v}" for v in opts.variants)]
     results: list[dict[str, Any]] = []
     for source in opts.sources:
         tables = source_tables(opts, docs, source)
         all_tables = [t for ts in tables.values() for t in ts]
-        for rep in opts.representations:
+        for rep in reps:
             if rep == "naive" and source != opts.sources[0]:
                 continue  # the naive windows ignore structure: one run says it all
             if rep == "naive":
@@ -240,7 +293,7 @@ def run_retrieval_eval(opts: Options) -> dict[str, Any]:
                 units = prose + representation_units(rep, all_tables, chunkers.get(rep, chunkers["chunks"]))
             for retriever in opts.retrievers:
                 print(f"{source} {rep} {retriever}: {len(units)} units", file=sys.stderr)
-                by_kind = evaluate(units, docs.questions, retriever, opts.embedder)
+                by_kind, failed = evaluate(units, docs.questions, retriever, opts.embedder)
                 results.append(
                     {
                         "source": "pdf text" if rep == "naive" else source,
@@ -248,6 +301,7 @@ def run_retrieval_eval(opts: Options) -> dict[str, Any]:
                         "retriever": retriever,
                         "units": len(units),
                         "kinds": by_kind,
+                        "examples": failed,
                     }
                 )
     cells = len({(q.table, q.probe.row, q.probe.col) for q in docs.questions})
@@ -259,6 +313,8 @@ def run_retrieval_eval(opts: Options) -> dict[str, Any]:
         "skipped_cells": dict(docs.skipped),
         "max_tokens": max_tokens,
         "max_rows": max_rows,
+        "chunk_layout": settings.chunk_layout,
+        "chunk_preamble": settings.chunk_preamble,
         "seconds": round(time.perf_counter() - started, 1),
         "results": results,
     }
@@ -268,8 +324,9 @@ def format_results(res: dict[str, Any], kinds: Sequence[str] = ("all",)) -> str:
     """Markdown tables: one row per (source, representation, retriever), one table per kind."""
     lines = [
         f"{res['documents']} documents, {res['tables']} GT tables, {res['cells']} cells asked, "
-        f"questions by kind: {json.dumps(dict(res['questions']))}; chunk budget {res['max_tokens']}, "
-        f"description chunk above {res['max_rows']} rows",
+        f"questions by kind: {json.dumps(dict(res['questions']))}; chunks: budget {res['max_tokens']}, "
+        f"layout {res['chunk_layout']}, preamble {res['chunk_preamble']}, description chunk above "
+        f"{res['max_rows']} rows",
     ]
     for kind in kinds:
         lines += [
