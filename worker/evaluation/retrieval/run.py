@@ -53,6 +53,7 @@ SOURCES = ("oracle", "text", "scan")
 REPRESENTATIONS = ("naive", "markdown", "rows", "chunks")
 RETRIEVERS = ("bm25", "hashing")
 OUTCOMES = ("answer", "wrong", "other", "none")
+DOCUMENTS_VERSION = 1  # bump when questions or the corpus change: the cached documents are rebuilt
 
 
 @dataclass(slots=True)
@@ -265,12 +266,31 @@ def source_tables(opts: Options, docs: Documents, source: str) -> dict[str, list
     return {doc: stored_tables(store, index[pdf.name], doc) for doc, pdf in docs.pdfs.items()}
 
 
+def cached_documents(data: Path, work: Path, docs: int | None) -> Documents:
+    """`load_documents`, kept in `<work>/documents-<n>.pickle` (reading every page's words and
+    finding the captions is the slow part after extraction); rebuilt when gt.jsonl is newer."""
+    import pickle
+
+    path = work / f"documents-v{DOCUMENTS_VERSION}-{docs or 'all'}.pickle"
+    newest = max((p.stat().st_mtime for p in Path(data).glob("*/gt.jsonl")), default=0.0)
+    if path.exists() and path.stat().st_mtime > newest:
+        with path.open("rb") as fh:
+            loaded = pickle.load(fh)
+        if isinstance(loaded, Documents):
+            return loaded
+    out = load_documents(data, docs)
+    work.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as fh:
+        pickle.dump(out, fh)
+    return out
+
+
 def run_retrieval_eval(opts: Options) -> dict[str, Any]:
     from worker.settings import get_settings
 
     settings = get_settings()
     started = time.perf_counter()
-    docs = load_documents(opts.data, opts.docs)
+    docs = cached_documents(opts.data, opts.work, opts.docs)
     prose = [u for pages in docs.pages.values() for p in pages for u in prose_units(p)]
     naive = [u for pages in docs.pages.values() for p in pages for u in naive_windows(p)]
     max_tokens = opts.max_tokens or settings.chunk_max_tokens
