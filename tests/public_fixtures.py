@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from models.embedded.weights import default_dir, fetch
@@ -19,12 +18,13 @@ def embedded_weights() -> Path:
     return folder
 
 
-def bound_line(text: str) -> str | None:
-    """The line of a chunk or table text stating VALUE under COLUMN in the North / Widgets row."""
-    for line in text.splitlines():
-        if re.search(r"(^|; |: )North;", line) and "Widgets;" in line and f"{COLUMN}: {VALUE}" in line:
-            return line
-    return None
+def bound_line(text: str) -> bool:
+    """The chunk or table text states VALUE under COLUMN in the North / Widgets row, read by the
+    strict reader of `eval retrieval` (a labelled line or a pipe row under its header)."""
+    from worker.evaluation.probes import Probe
+    from worker.evaluation.retrieval.reader import read
+
+    return read(text, Probe("sample", 0, 0, VALUE, ("North",), tuple(COLUMN.split(" / ")), ("Widgets",))) == VALUE
 
 
 def assert_loader_metadata(meta: dict, doc_id: str, html_needed: str = VALUE) -> None:

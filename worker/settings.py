@@ -191,19 +191,6 @@ class Settings(BaseSettings):
     )
     chunk_max_tokens: int = Field(512, ge=16, description="default token budget of a chunk (`tablesight chunks`)")
 
-    # --- retrieval chunks: layout and preamble (worker.core.chunks; chosen by `tablesight eval retrieval`) ---
-    # (moves into the `chunks` group of the nested settings)
-    chunk_layout: Literal["labelled", "table"] = Field(
-        "labelled",
-        description="rows of a chunk: `labelled` (`Row; Column path: value` lines) or `table` (a Markdown "
-        "table under the column paths, said once per chunk)",
-    )
-    chunk_preamble: Literal["full", "lean"] = Field(
-        "full",
-        description="what heads every chunk: `full` (caption, pages, every column path, units, notes) or "
-        "`lean` (caption, pages and notes; the rows say their labels)",
-    )
-
     # --- vision reader and hard-table flags (models.vision, worker.vision, worker.core.flags) ---
     vision_backend: Literal["openai", "transformers"] = Field(
         "openai",

@@ -2,7 +2,8 @@
 
 Reads a finished document from storage; tables continued across pages come out once, merged.
 Each line holds the table id (a merged table's is `<first>-to-<last>`), its parts, pages,
-grid row range, the text to embed (description + labelled rows) and the HTML to show.
+grid row range, the text to embed (description + rows, as a Markdown table by default) and
+the HTML to show.
 A table with more data rows than TABLESIGHT_CHUNK_TABLE_MAX_ROWS gives one chunk instead:
 its description (`kind: table_description`, with its LLM summary when one is stored), with
 `view` naming the SQL view (`tablesight sql`) that answers questions on it.
@@ -37,6 +38,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="a table with more data rows gives one description chunk pointing to its SQL view "
         "(default: TABLESIGHT_CHUNK_TABLE_MAX_ROWS; 0 = never)",
     )
+    p.add_argument(
+        "--layout",
+        choices=["table", "labelled"],
+        default="table",
+        help="rows as a Markdown table under the column paths (default) or as `Row; Column: value` lines",
+    )
+    p.add_argument(
+        "--preamble",
+        choices=["full", "lean"],
+        default="full",
+        help="chunk head: the full description (default) or caption, pages and notes only",
+    )
     p.add_argument("--store", type=Path, help="local output folder (default: TABLESIGHT_STORAGE_URL)")
     p.add_argument("--out", type=Path, help="write the JSON lines here instead of stdout")
     p.set_defaults(func=run)
@@ -61,7 +74,16 @@ def run(args: argparse.Namespace) -> int:
     storage = storage_for(settings, args.store)
     try:
         max_rows = settings.chunk_table_max_rows if args.max_rows is None else args.max_rows
-        chunks = chunks_for(storage, args.doc_id, settings, max_tokens=max_tokens, max_rows=max_rows, count=count)
+        chunks = chunks_for(
+            storage,
+            args.doc_id,
+            settings,
+            max_tokens=max_tokens,
+            max_rows=max_rows,
+            count=count,
+            layout=args.layout,
+            preamble=args.preamble,
+        )
     except KeyError as exc:
         print(f"error: {args.doc_id}: not found in {storage.location(args.doc_id)} ({exc})", file=sys.stderr)
         return 1

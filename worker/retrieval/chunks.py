@@ -14,6 +14,12 @@ from typing import Any
 
 from worker.core.chunks import TokenCounter
 
+# The chunk layout every caller serves, chosen by `tablesight eval retrieval` on dev (docs/retrieval.md):
+# rows as a Markdown table under the column paths, headed by the full description. To become
+# settings of the `chunks` group once the nested settings land.
+LAYOUT = "table"
+PREAMBLE = "full"
+
 
 def token_counter(name: str | None) -> TokenCounter:
     """The approximation, or a local tokenizer's exact count; ValueError when NAME is not local."""
@@ -104,9 +110,11 @@ def chunks_for(
     max_tokens: int | None = None,
     max_rows: int | None = None,
     count: TokenCounter | None = None,
+    layout: str = LAYOUT,
+    preamble: str = PREAMBLE,
 ) -> list[dict[str, Any]]:
-    """`document_chunks` with the chunk settings (budget, row threshold, layout, preamble) filled
-    in where the caller gives none: what the CLI, the HTTP API and the Python API all serve."""
+    """`document_chunks` with the chunk settings (budget, row threshold) and the chosen layout
+    filled in where the caller gives none: what the CLI, the HTTP API and the Python API serve."""
     from worker.core.chunks import approx_tokens
 
     return document_chunks(
@@ -115,6 +123,6 @@ def chunks_for(
         max_tokens or settings.chunk_max_tokens,
         count or approx_tokens,
         settings.chunk_table_max_rows if max_rows is None else max_rows,
-        layout=settings.chunk_layout,
-        preamble=settings.chunk_preamble,
+        layout=layout,
+        preamble=preamble,
     )

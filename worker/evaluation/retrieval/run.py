@@ -47,6 +47,7 @@ from worker.evaluation.retrieval.corpus import (
 from worker.evaluation.retrieval.questions import KINDS, PHRASINGS, Question, questions_for
 from worker.evaluation.retrieval.reader import holds, read
 from worker.evaluation.retrieval.retrievers import make_retriever
+from worker.retrieval.chunks import LAYOUT, PREAMBLE
 
 K = 5
 SOURCES = ("oracle", "text", "scan")
@@ -296,7 +297,7 @@ def run_retrieval_eval(opts: Options) -> dict[str, Any]:
     max_tokens = opts.max_tokens or settings.chunk_max_tokens
     max_rows = settings.chunk_table_max_rows if opts.max_rows is None else opts.max_rows
     chunkers = {
-        "chunks": shipped_chunker(max_tokens, max_rows, settings.chunk_layout, settings.chunk_preamble),
+        "chunks": shipped_chunker(max_tokens, max_rows, LAYOUT, PREAMBLE),
         **{f"chunks {v}": variant_chunker(v, max_rows) for v in opts.variants},
     }
     reps = [*opts.representations, *(f"chunks {v}" for v in opts.variants)]
@@ -333,8 +334,8 @@ def run_retrieval_eval(opts: Options) -> dict[str, Any]:
         "skipped_cells": dict(docs.skipped),
         "max_tokens": max_tokens,
         "max_rows": max_rows,
-        "chunk_layout": settings.chunk_layout,
-        "chunk_preamble": settings.chunk_preamble,
+        "chunk_layout": LAYOUT,
+        "chunk_preamble": PREAMBLE,
         "seconds": round(time.perf_counter() - started, 1),
         "results": results,
     }
