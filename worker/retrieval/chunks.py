@@ -120,9 +120,9 @@ def chunks_for(
     return document_chunks(
         storage,
         doc_id,
-        max_tokens or settings.chunk_max_tokens,
+        max_tokens or settings.chunks.max_tokens,
         count or approx_tokens,
-        settings.chunk_table_max_rows if max_rows is None else max_rows,
+        settings.chunks.table_max_rows if max_rows is None else max_rows,
         layout=layout,
         preamble=preamble,
     )

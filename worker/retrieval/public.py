@@ -243,12 +243,14 @@ def extract(
     outputs in (default: a temporary folder removed when the process ends). Bad input gives a
     document whose `status` is `failed` and whose manifest says why; nothing raises for it.
     """
+    from worker.engines import resolve_engine
     from worker.pipeline import extract_document, load_stages
     from worker.settings import get_settings
     from worker.storage import LocalStorage
 
     base = settings or get_settings()
-    run = base.model_copy(update={"engine": engine, "text_layer": text_layer})
+    chosen, _why = resolve_engine(engine, base)  # `auto`: the engine this machine can run
+    run = base.replace(engine=chosen.name, text_layer=text_layer)
     if store is None:
         tmp = tempfile.TemporaryDirectory(prefix="tablesight-")
         _STORES.append(tmp)

@@ -75,7 +75,7 @@ async def get_chunks(
     from worker.retrieval.chunks import chunks_for
 
     ids.doc_id(doc_id)
-    budget = max_tokens or deps.settings(request).chunk_max_tokens
+    budget = max_tokens or deps.settings(request).chunks.max_tokens
     try:
         chunks = await run_in_threadpool(
             chunks_for, deps.storage(request), doc_id, deps.settings(request), max_tokens=budget

@@ -40,7 +40,7 @@ def extract_all(pdfs: list[Path], work: Path, mode: str, engine: str = "embedded
     todo = [p for p in pdfs if p.name not in index]
     if not todo:
         return index
-    settings = get_settings().model_copy(update={"engine": engine, "device": "cpu", "text_layer": mode == "text"})
+    settings = get_settings().replace(engine=engine, device="cpu", text_layer=mode == "text")
     stages = load_stages(settings, tables="detect")
     store = LocalStorage(work / mode)
     for pdf in todo:

@@ -294,8 +294,8 @@ def run_retrieval_eval(opts: Options) -> dict[str, Any]:
     docs = cached_documents(opts.data, opts.work, opts.docs)
     prose = [u for pages in docs.pages.values() for p in pages for u in prose_units(p)]
     naive = [u for pages in docs.pages.values() for p in pages for u in naive_windows(p)]
-    max_tokens = opts.max_tokens or settings.chunk_max_tokens
-    max_rows = settings.chunk_table_max_rows if opts.max_rows is None else opts.max_rows
+    max_tokens = opts.max_tokens or settings.chunks.max_tokens
+    max_rows = settings.chunks.table_max_rows if opts.max_rows is None else opts.max_rows
     chunkers = {
         "chunks": shipped_chunker(max_tokens, max_rows, LAYOUT, PREAMBLE),
         **{f"chunks {v}": variant_chunker(v, max_rows) for v in opts.variants},
