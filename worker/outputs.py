@@ -23,7 +23,7 @@ from worker.core.replay import payload
 from worker.core.serialise import TableContext, rows_text, serialisations
 from worker.core.token_grid import StructureToken
 from worker.core.types import RulingLines, StructureObject, TableGrid, Word
-from worker.exports import export_record
+from worker.retrieval.exports import export_record
 from worker.storage.base import Storage
 from worker.timestamps import utc_now_iso
 
@@ -129,7 +129,7 @@ def manifest_entry(record: TableRecord, keys: dict[str, str]) -> TableEntry:
 
 
 def write_table(storage: Storage, crop: Image.Image, html: str, record: TableRecord) -> dict[str, str]:
-    """Write crop, HTML, serialisation texts (`TEXT_FILES`), CSV and Parquet (`worker.exports`,
+    """Write crop, HTML, serialisation texts (`TEXT_FILES`), CSV and Parquet (`worker.retrieval.exports`,
     which also adds `schema` and `description` to the record) and JSON of one table; the JSON
     goes last so its presence means complete. Returns the keys written, by file kind."""
     doc_id, tid, ser = record.doc_id, record.table_id, record.serialisations

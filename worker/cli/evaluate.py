@@ -35,6 +35,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_probes_parser(esub)
     add_sql_parser(esub)
     add_pages_parser(esub)
+    from worker.cli.eval_retrieval import add_retrieval_parser
+
+    add_retrieval_parser(esub)
 
 
 def run_oracle(args: argparse.Namespace) -> int:
