@@ -73,8 +73,11 @@ def table_record(
     words: Sequence[Word],
     lines: RulingLines | None = None,
     tokens: Sequence[StructureToken] | None = None,
+    totals: dict[str, Any] | None = None,
+    text_repairs: Sequence[dict[str, Any]] = (),
 ) -> TableRecord:
-    """The stored record of one table (`<table_id>.json`), checked against the contract."""
+    """The stored record of one table (`<table_id>.json`), checked against the contract;
+    `totals` and `text_repairs` come from `worker.pipeline.numbers`."""
     tid = table_id(page, index)
     ctx = TableContext(context.caption if context else "", list(context.notes) if context else [], [page])
     return TableRecord.model_validate(
@@ -101,6 +104,8 @@ def table_record(
                 lines=lines,
                 tokens=list(tokens) if tokens is not None else None,
             ),
+            "totals": totals,
+            "text_repairs": list(text_repairs) or None,
         }
     )
 

@@ -236,7 +236,7 @@ class Settings(BaseSettings):
         'merged over the defaults, e.g. {"rotated": 1, "repairs": 0}; '
         "rules: no_structure, spanning_cells, multi_row_header, "
         "projected_row_headers, low_confidence, low_ocr_confidence, rotated, "
-        "many_empty_cells, repairs",
+        "many_empty_cells, repairs, totals_mismatch",
     )
     flag_threshold: float = Field(
         1.0, description="score (sum of fired rules' weights) at which a table needs_vision; 0 = every table"
@@ -249,6 +249,20 @@ class Settings(BaseSettings):
     )
     flag_empty_fraction: float = Field(
         0.5, ge=0, le=1, description="a larger share of empty slots fires many_empty_cells"
+    )
+
+    # --- numbers that add up (worker.core.totals; issue 20). With the house refactor these move
+    # into the nested groups: totals_check to `flags` (or its own `totals`), totals_reader to `ocr`.
+    totals_check: bool = Field(
+        True,
+        description="check labelled totals against the sum of their members; a mismatch fires "
+        "totals_mismatch (and so needs_vision), agreement is recorded as a trust signal",
+    )
+    totals_reader: str = Field(
+        "tesseract-digits",
+        description="second reader of the cells of an OCR'd total that does not add up (each cell "
+        "cut out, scaled, read as one line of digits); the readings that make the sums agree win; "
+        "none = no second reading",
     )
 
     # --- throughput: overlap, threads, batching (worker.pipeline, tablesight bench) ---

@@ -172,10 +172,74 @@ class ContinuationRecord(Contract):
     continued_by: str | None
 
 
+class SumCheckRecord(Contract):
+    """One printed total against the sum of its members (`worker.core.totals.SumCheck`)."""
+
+    axis: str  # "row": a total row, summed down a column; "column": a total column, summed across a row
+    total: list[int]  # [row, col] of the total's slot
+    members: list[list[int]]
+    label: str
+    printed: Number
+    computed: Number
+    difference: Number
+    tolerance: Number
+    status: str  # agree | mismatch | unverified
+    members_rule: str
+
+
+class ReadingRecord(Contract):
+    text: str
+    source: str
+    confidence: Number | None = None
+
+
+class DecidedCell(Contract):
+    """A cell whose text the sums chose among several OCR readings."""
+
+    row: int
+    col: int
+    text: str
+    previous: str
+    source: str
+    confidence: Number | None = None
+    readings: list[ReadingRecord]
+    decided_by: str = "totals"
+
+
+class TotalsRecord(Contract):
+    """The arithmetic check of a table's labelled totals: `agree` is a trust signal (every
+    checked total adds up), `mismatch` sends the table to the vision read, `unverified` means
+    no total could be confirmed from the rows shown. `second_reader` names who re-read the
+    doubted cells (absent when nobody did)."""
+
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"second_reader"})
+
+    status: str
+    checked: int
+    agreed: int
+    mismatched: int
+    unverified: int
+    checks: list[SumCheckRecord]
+    decided: list[DecidedCell] = Field(default_factory=list)
+    second_reader: str | None = None
+
+
+class TextRepair(Contract):
+    """An OCR glyph confusion repaired where the context leaves no doubt (`worker.core.glyphs`)."""
+
+    row: int
+    col: int
+    from_: str = Field(alias="from")
+    to: str
+    rule: str
+
+
 class TableRecord(Contract):
     """One detected table: where it is, its grid, why it may be hard, text for retrieval, replay."""
 
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"continuation", "schema", "description", "export_error"})
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
+        {"continuation", "schema", "description", "export_error", "totals", "text_repairs"}
+    )
 
     schema_version: int = SCHEMA_VERSION
     doc_id: str
@@ -198,3 +262,7 @@ class TableRecord(Contract):
     column_schema: ColumnSchema | None = Field(None, alias="schema")
     description: str | None = None
     export_error: str | None = None  # why the exports are missing, when they failed
+    # numbers that add up: the totals check (absent when the table labels no total) and the
+    # OCR glyph repairs made (absent when none)
+    totals: TotalsRecord | None = None
+    text_repairs: list[TextRepair] | None = None

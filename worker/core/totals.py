@@ -41,7 +41,7 @@ from worker.core.columns import NUMERIC_SHARE
 from worker.core.headers import PATH_SEP, BodyRow, body_rows, column_paths, header_rows_of, label_text, slot_cells
 from worker.core.numbers import parse_number, split_note
 from worker.core.types import Cell, TableGrid
-from worker.core.units import is_unit
+from worker.core.units import is_unit, units_in_text
 
 # Words that make a label a total, in the languages of European statistics (lower case).
 TOTAL_WORDS = frozenset(
@@ -280,7 +280,7 @@ def _numeric_columns(grid: TableGrid, rows: list[BodyRow], slots: list[list[Cell
     return numeric, percent
 
 
-def _table(grid: TableGrid, header_rows: int | None) -> _Table | None:
+def _table(grid: TableGrid, header_rows: int | None, caption: str, notes: Sequence[str]) -> _Table | None:
     if grid.n_rows < 2 or grid.n_cols < 2:
         return None
     if header_rows is None:
@@ -289,10 +289,13 @@ def _table(grid: TableGrid, header_rows: int | None) -> _Table | None:
     rows = body_rows(grid, header_rows)
     paths = column_paths(grid, header_rows)
     numeric, percent = _numeric_columns(grid, rows, slots)
-    # label columns: those left of the first numeric one (none when the first holds numbers)
-    n_label = next((c for c in range(grid.n_cols) if numeric[c]), grid.n_cols)
+    # label columns: the first (as in the typed view: years or codes there are labels) and the
+    # text columns after it, up to the first numeric one
+    n_label = next((c for c in range(1, grid.n_cols) if numeric[c]), grid.n_cols)
+    wide = [u for u in units_in_text(caption) + [u for n in notes for u in units_in_text(n)]]
+    rates = any(is_rate_label(u) for u in wide)  # "(in %)" over the whole table
     additive = [
-        numeric[c] and not percent[c] and c >= n_label and not any(is_rate_label(p) for p in paths[c])
+        numeric[c] and not rates and not percent[c] and c >= n_label and not any(is_rate_label(p) for p in paths[c])
         for c in range(grid.n_cols)
     ]
     return _Table(slots, rows, paths, numeric, additive, n_label)
@@ -411,10 +414,11 @@ def _compare(
     printed = _value(t.slots[total[0]][total[1]].text)
     if printed is None or not t.slots[total[0]][total[1]].text.strip():
         return None
-    values = [_value(t.slots[r][c].text) for r, c in members]
-    if any(v is None for v in values):
+    texts = [t.slots[r][c].text.strip() for r, c in members]
+    if not all(texts):  # a blank member is unknown, not zero ("-" and ".." are nil)
         return None
-    if all(not t.slots[r][c].text.strip() or parse_number(t.slots[r][c].text).kind == "null" for r, c in members):
+    values = [_value(text) for text in texts]
+    if any(v is None for v in values) or all(parse_number(text).kind == "null" for text in texts):
         return None
     places = max(decimals(t.slots[r][c].text) for r, c in cells)
     computed = math.fsum(v for v in values if v is not None)
@@ -461,9 +465,12 @@ def _judge(
     return best
 
 
-def check_totals(grid: TableGrid, header_rows: int | None = None) -> TotalsReport:
-    """Every labelled total of the grid checked against its members (see the module docstring)."""
-    t = _table(grid, header_rows)
+def check_totals(
+    grid: TableGrid, header_rows: int | None = None, caption: str = "", notes: Sequence[str] = ()
+) -> TotalsReport:
+    """Every labelled total of the grid checked against its members (see the module docstring);
+    a caption or note stating a table-wide rate unit ("in %") leaves every column unsummed."""
+    t = _table(grid, header_rows, caption, notes)
     report = TotalsReport()
     if t is None:
         return report
@@ -563,6 +570,8 @@ def choose_readings(
     readings: Mapping[tuple[int, int], Sequence[Reading]],
     *,
     header_rows: int | None = None,
+    caption: str = "",
+    notes: Sequence[str] = (),
     max_cells: int = 12,
     max_changes: int = 2,
     max_combinations: int = 400,
@@ -574,7 +583,7 @@ def choose_readings(
     than the current text, at most `max_cells` of them (least confident first), at most
     `max_changes` changed at once and `max_combinations` tried. Ties go to fewer changes, then
     to the more confident readings. A reading wins only if it turns a check to "agree"."""
-    report = check_totals(grid, header_rows)
+    report = check_totals(grid, header_rows, caption, notes)
     decision = Decision(grid, report)
     if report.status in ("agree", "none"):
         return decision
@@ -607,7 +616,9 @@ def choose_readings(
                     break
                 tried += 1
                 pick = dict(zip(slots, alts))
-                trial = check_totals(_with_texts(grid, {s: a.text for s, a in pick.items()}), header_rows)
+                trial = check_totals(
+                    _with_texts(grid, {s: a.text for s, a in pick.items()}), header_rows, caption, notes
+                )
                 agreed = {(c.axis, c.total) for c in trial.checks if c.status == AGREE}
                 if not agreed_before <= agreed or len(agreed) <= len(agreed_before):
                     continue

@@ -3,13 +3,14 @@ can bring their own and torch is imported only when real models load."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from PIL import Image
 
-from worker.core.types import Word
+from worker.core.totals import Reading
+from worker.core.types import BBox, Word
 from worker.overlap import torch_threads
 from worker.settings import Settings
 
@@ -32,6 +33,9 @@ class Stages:
     ocr: Callable[[Image.Image], list[Word]]
     threads: Callable[[int], None] | None = None  # sets torch's thread count (see process_pages)
     engine: str = "tatr"  # what `structure` emits: tatr objects, or embedded tokens with cell boxes
+    # second reader of single cells for OCR'd totals that do not add up; None: the one named by
+    # TOTALS_READER (models.cell_readers), loaded when first needed
+    cell_reader: Callable[[Image.Image, Sequence[BBox]], list[Reading | None]] | None = None
 
     def models(self) -> dict[str, Any]:
         out = {"structure": _model_entry(self.structure)}

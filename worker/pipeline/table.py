@@ -18,6 +18,7 @@ from worker.core.token_grid import token_grid, tokens_from_raw
 from worker.core.types import StructureObject, Word
 from worker.outputs import table_record
 from worker.overlap import timed
+from worker.pipeline.numbers import check_numbers
 from worker.pipeline.run import Run
 
 
@@ -89,7 +90,24 @@ def build_table(
         grid = reconstruct(
             structure, table.words, table.crop.size, s.thresholds(), s.duplicate_overlap, lines, s.refine_rules()
         )
-    flags = complexity_flags(grid, rotated=table.box.rotated, words=table.words, rules=run.settings.flag_rules())
+    numbers = check_numbers(
+        grid,
+        text_source=table.text_source,
+        words=table.words,
+        crop=table.crop,
+        stages=run.stages,
+        settings=s,
+        caption=table.context.caption if table.context else "",
+        notes=list(table.context.notes) if table.context else [],
+    )
+    grid = numbers.grid
+    flags = complexity_flags(
+        grid,
+        rotated=table.box.rotated,
+        words=table.words,
+        rules=run.settings.flag_rules(),
+        totals_mismatches=numbers.mismatches,
+    )
     record = table_record(
         doc_id=run.doc_id,
         page=table.page,
@@ -107,5 +125,7 @@ def build_table(
         words=table.words,
         lines=lines,
         tokens=tokens,
+        totals=numbers.totals,
+        text_repairs=numbers.repairs,
     )
     return record, grid_to_html(grid)
