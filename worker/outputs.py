@@ -103,11 +103,20 @@ def table_record(
                 image=f"{tid}.png",
                 lines=lines,
                 tokens=list(tokens) if tokens is not None else None,
+                corrections=[*text_repairs, *corrections_of(totals)],
             ),
             "totals": totals,
             "text_repairs": list(text_repairs) or None,
         }
     )
+
+
+def corrections_of(totals: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The readings the totals chose, as replay corrections."""
+    decided = (totals or {}).get("decided") or []
+    return [
+        {"row": d["row"], "col": d["col"], "from": d["previous"], "to": d["text"], "rule": "totals"} for d in decided
+    ]
 
 
 def manifest_entry(record: TableRecord, keys: dict[str, str]) -> TableEntry:

@@ -140,12 +140,24 @@ class TokenRecord(Contract):
     bbox: list[Number] | None = None
 
 
+class CorrectionRecord(Contract):
+    """A cell text changed after the grid was built: an OCR glyph confusion repaired where the
+    context leaves no doubt (`worker.core.glyphs`; rule numeric_column or enumeration), or a
+    reading the sums chose (rule totals)."""
+
+    row: int
+    col: int
+    from_: str = Field(alias="from")
+    to: str
+    rule: str
+
+
 class ReplayPayload(Contract):
     """The structure model's output plus the words: `tablesight rebuild` turns it into HTML.
 
     Table Transformer's objects, or (`engine: embedded`) the embedded engine's tokens."""
 
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"engine", "tokens", "image", "lines"})
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"engine", "tokens", "image", "lines", "corrections"})
 
     engine: str | None = None
     tokens: list[TokenRecord] | None = None
@@ -154,6 +166,7 @@ class ReplayPayload(Contract):
     words: list[WordRecord]
     image: str | None = None
     lines: LinesRecord | None = None
+    corrections: list[CorrectionRecord] | None = None
 
 
 class ColumnSchema(Contract):
@@ -224,16 +237,6 @@ class TotalsRecord(Contract):
     second_reader: str | None = None
 
 
-class TextRepair(Contract):
-    """An OCR glyph confusion repaired where the context leaves no doubt (`worker.core.glyphs`)."""
-
-    row: int
-    col: int
-    from_: str = Field(alias="from")
-    to: str
-    rule: str
-
-
 class TableRecord(Contract):
     """One detected table: where it is, its grid, why it may be hard, text for retrieval, replay."""
 
@@ -265,4 +268,4 @@ class TableRecord(Contract):
     # numbers that add up: the totals check (absent when the table labels no total) and the
     # OCR glyph repairs made (absent when none)
     totals: TotalsRecord | None = None
-    text_repairs: list[TextRepair] | None = None
+    text_repairs: list[CorrectionRecord] | None = None
