@@ -311,8 +311,12 @@ def _value(text: str) -> float | None:
     return None
 
 
-def _row_total_level(t: _Table, r: int) -> int | None:
-    """The label column holding this row's total label, or None when the row is no total row."""
+_SUB_WORDS = frozenset({"subtotal", "sub-total"})
+
+
+def _row_total_level(t: _Table, r: int) -> tuple[int, int] | None:
+    """(label column holding this row's total label, 1 for a sub-total word else 0), or None when
+    the row is no total row. Lower is higher: a grand total (0, 0) covers sub-totals (0, 1)."""
     row = t.slots[r]
     for k in range(t.n_label):
         cell = row[k]
@@ -320,7 +324,7 @@ def _row_total_level(t: _Table, r: int) -> int | None:
             continue
         # label columns right of it must be empty or the same cell ("Total | Men" is not a total)
         if all(row[j] is cell or not row[j].text.strip() for j in range(k + 1, t.n_label)):
-            return k
+            return k, int(any(tok in _SUB_WORDS for tok in _tokens(cell.text)))
         return None
     return None
 
@@ -339,11 +343,12 @@ def _member_row_ok(t: _Table, r: int) -> bool:
     return not _PART_OF.match(label) and not is_rate_label(label)
 
 
-def _row_candidates(t: _Table, pos: int, levels: dict[int, int]) -> list[tuple[str, list[int]]]:
+def _row_candidates(t: _Table, pos: int, levels: dict[int, tuple[int, int]]) -> list[tuple[str, list[int]]]:
     """Member row sets for the total row at body position `pos`, in order of preference."""
     rows = t.rows
     total = rows[pos]
-    k = levels[total.row]
+    level = levels[total.row]
+    k = level[0]
     leaves: list[int] = []
     subs: list[int] = []
     i = pos - 1
@@ -355,7 +360,7 @@ def _row_candidates(t: _Table, pos: int, levels: dict[int, int]) -> list[tuple[s
             if any(t.slots[b.row][j] is not t.slots[total.row][j] for j in range(k)):
                 break  # another outer row group
             lv = levels.get(b.row)
-            if lv is not None and lv <= k:
+            if lv is not None and lv <= level:
                 break
             if lv is not None:  # a deeper sub-total stands for the rows since the one before it
                 subs.append(b.row)
@@ -390,7 +395,7 @@ def _row_candidates(t: _Table, pos: int, levels: dict[int, int]) -> list[tuple[s
     return [(rule, m) for rule, m in out if len(m) >= MIN_MEMBERS]
 
 
-def _covered(t: _Table, subs: list[int], levels: dict[int, int]) -> set[int]:
+def _covered(t: _Table, subs: list[int], levels: dict[int, tuple[int, int]]) -> set[int]:
     """Leaf rows above each sub-total back to the total row before it (what it stands for)."""
     covered: set[int] = set()
     index = {b.row: i for i, b in enumerate(t.rows)}
