@@ -232,6 +232,7 @@ class TotalsRecord(Contract):
     agreed: int
     mismatched: int
     unverified: int
+    unread: int = 0  # blank or unreadable cells that kept a total from being checked
     checks: list[SumCheckRecord]
     decided: list[DecidedCell] = Field(default_factory=list)
     second_reader: str | None = None

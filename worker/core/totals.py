@@ -228,6 +228,9 @@ class TotalsReport:
     up), "mismatch" (at least one does not), "unverified" (none could be confirmed) or "none"."""
 
     checks: list[SumCheck] = field(default_factory=list)
+    # slots of totals and members that were blank or not a number where the rest of the check
+    # was: reading them (again) would let that total be checked
+    unread: list[tuple[int, int]] = field(default_factory=list)
 
     def count(self, status: str) -> int:
         return sum(1 for c in self.checks if c.status == status)
@@ -251,6 +254,7 @@ class TotalsReport:
             "agreed": self.count(AGREE),
             "mismatched": self.count(MISMATCH),
             "unverified": self.count(UNVERIFIED),
+            "unread": len(self.unread),
             "checks": [c.to_dict() for c in self.checks],
         }
 
@@ -431,20 +435,31 @@ def _compare(
     return printed, computed, tolerance, places
 
 
+def _unread(t: _Table, slots: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The slots (no spans among them) whose text is blank or not a number."""
+    if any(t.slots[r][c].rowspan > 1 or t.slots[r][c].colspan > 1 for r, c in slots):
+        return []
+    return [(r, c) for r, c in slots if not t.slots[r][c].text.strip() or _value(t.slots[r][c].text) is None]
+
+
 def _judge(
     line: list[tuple[str, dict[int, tuple[tuple[int, int], list[tuple[int, int]]]]]],
     t: _Table,
     axis: str,
     label_of: Mapping[int, str],
-) -> list[SumCheck]:
-    """Pick the member rule agreeing along the most positions of one total line, then judge each."""
+) -> tuple[list[SumCheck], list[tuple[int, int]]]:
+    """Pick the member rule agreeing along the most positions of one total line, then judge each;
+    also the unread slots of the positions that rule could not check."""
     best: list[SumCheck] = []
+    best_unread: list[tuple[int, int]] = []
     best_agree = -1
     for rule, positions in line:
         checks = []
+        unread: list[tuple[int, int]] = []
         for pos, (total, members) in positions.items():
             got = _compare(t, axis, total, members)
             if got is None:
+                unread += _unread(t, [total, *members])
                 continue
             printed, computed, tolerance, places = got
             diff = printed - computed
@@ -460,6 +475,7 @@ def _judge(
         agree = sum(1 for c, _ in checks if c.status == AGREE)
         if agree > best_agree:
             best_agree = agree
+            best_unread = unread
             confirmed = agree > 0
             best = [
                 c
@@ -467,7 +483,7 @@ def _judge(
                 else replace(c, status=UNVERIFIED)
                 for c, p in checks
             ]
-    return best
+    return best, best_unread
 
 
 def check_totals(
@@ -491,7 +507,9 @@ def check_totals(
             (rule, {c: ((b.row, c), [(r, c) for r in members]) for c in cols})
             for rule, members in _row_candidates(t, pos, levels)
         ]
-        report.checks += _judge(line, t, "row", label_of)
+        checks, unread = _judge(line, t, "row", label_of)
+        report.checks += checks
+        report.unread += [u for u in unread if u not in report.unread]
     # total columns: one line each, positions are the data rows
     totals = [c for c in range(grid.n_cols) if t.additive[c] and t.paths[c] and is_total_label(t.paths[c][-1])]
     for c in totals:
@@ -504,7 +522,9 @@ def check_totals(
             }
             line_c.append((rule, positions))
         label_of = {b.row: PATH_SEP.join([*t.paths[c], _row_label(t, b.row)]) for b in t.rows if b.kind == "data"}
-        report.checks += _judge(line_c, t, "column", label_of)
+        checks, unread = _judge(line_c, t, "column", label_of)
+        report.checks += checks
+        report.unread += [u for u in unread if u not in report.unread]
     return report
 
 
@@ -551,13 +571,15 @@ class Decision:
     tried: int = 0
 
 
-def cells_to_reread(report: TotalsReport) -> list[tuple[int, int]]:
-    """The slots of every total and member of a check that does not agree (sorted, unique)."""
+def cells_to_reread(report: TotalsReport, max_unread: int = 24) -> list[tuple[int, int]]:
+    """The slots of every total and member of a check that does not agree, and (up to
+    `max_unread`) the blank or unreadable cells that kept a total from being checked."""
     out: set[tuple[int, int]] = set()
     for c in report.checks:
         if c.status != AGREE:
             out.add(c.total)
             out.update(c.members)
+    out.update(report.unread[:max_unread])
     return sorted(out)
 
 
@@ -590,6 +612,15 @@ def choose_readings(
     to the more confident readings. A reading wins only if it turns a check to "agree"."""
     report = check_totals(grid, header_rows, caption, notes)
     decision = Decision(grid, report)
+    if report.status in ("agree", "none") and not report.unread:
+        return decision
+    original = {(c.row, c.col): c.text for c in grid.cells}
+    filled = _fill_unread(grid, report, readings, header_rows, caption, notes)
+    if filled:
+        grid = _with_texts(grid, {s: a.text for s, a in filled.items()})
+        report = check_totals(grid, header_rows, caption, notes)
+        decision = Decision(grid, report)
+        decision.decided = [_decided(s, a, original[s], readings[s]) for s, a in sorted(filled.items())]
     if report.status in ("agree", "none"):
         return decision
     current = {(c.row, c.col): c.text for c in grid.cells}
@@ -638,19 +669,55 @@ def choose_readings(
         return decision
     decision.grid = _with_texts(grid, {s: a.text for s, a in best_pick.items()})
     decision.report = best_report
-    for (r, c), alt in sorted(best_pick.items()):
-        decision.decided.append(
-            {
-                "row": r,
-                "col": c,
-                "text": alt.text,
-                "previous": current[(r, c)],
-                "source": alt.source,
-                "confidence": alt.confidence,
-                "readings": [
-                    {"text": a.text, "source": a.source, "confidence": a.confidence} for a in readings[(r, c)]
-                ],
-                "decided_by": "totals",
-            }
-        )
+    decision.decided += [_decided(s, a, original[s], readings[s]) for s, a in sorted(best_pick.items())]
     return decision
+
+
+def _decided(slot: tuple[int, int], alt: Reading, previous: str, readings: Sequence[Reading]) -> dict[str, Any]:
+    return {
+        "row": slot[0],
+        "col": slot[1],
+        "text": alt.text,
+        "previous": previous,
+        "source": alt.source,
+        "confidence": alt.confidence,
+        "readings": [{"text": a.text, "source": a.source, "confidence": a.confidence} for a in readings],
+        "decided_by": "totals",
+    }
+
+
+def _fill_unread(
+    grid: TableGrid,
+    report: TotalsReport,
+    readings: Mapping[tuple[int, int], Sequence[Reading]],
+    header_rows: int | None,
+    caption: str,
+    notes: Sequence[str],
+) -> dict[tuple[int, int], Reading]:
+    """Readings of blank or unreadable cells that let a total be checked and agree.
+
+    All are tried at once (a dropped column of small numbers has many); a filled cell is kept
+    only where a check it takes part in then agrees, and only if no total that agreed before is
+    lost: the sum confirms the reading, as it does for a choice between two readings."""
+    texts = {(c.row, c.col): c.text for c in grid.cells}
+    fills: dict[tuple[int, int], Reading] = {}
+    for slot in report.unread:
+        if slot not in texts or (texts[slot].strip() and _value(texts[slot]) is not None):
+            continue
+        # a nil or zero reading is never confirmed by a sum (a blank adds the same): not a fill
+        alt = next(
+            (a for a in readings.get(slot, ()) if _value(a.text) and parse_number(a.text).kind == "number"), None
+        )
+        if alt is not None:
+            fills[slot] = alt
+    if not fills:
+        return {}
+    trial = check_totals(_with_texts(grid, {s: a.text for s, a in fills.items()}), header_rows, caption, notes)
+    confirmed = {s for c in trial.checks if c.status == AGREE for s in (c.total, *c.members)}
+    kept = {s: a for s, a in fills.items() if s in confirmed}
+    if not kept:
+        return {}
+    before = {(c.axis, c.total) for c in report.checks if c.status == AGREE}
+    after = check_totals(_with_texts(grid, {s: a.text for s, a in kept.items()}), header_rows, caption, notes)
+    agreed = {(c.axis, c.total) for c in after.checks if c.status == AGREE}
+    return kept if before <= agreed and len(agreed) > len(before) else {}

@@ -121,8 +121,9 @@ def evaluate_table(table: GtTable, words: str, noise_seed: int | None, reader: s
         mine = by_total.get((c.axis, c.total))
         missed += wrong and (mine is None or mine.status == AGREE)
     out["missed_misreads"] = missed
+    out["agreed_after"], out["mismatched_after"] = report.count(AGREE), report.count(MISMATCH)
     load = load_cell_reader(reader, rule_min_px=max(10, DPI // 5))
-    if failing and load is not None:
+    if (failing or report.unread) and load is not None:
         cells = {(c.row, c.col): c for c in grid.cells}
         slots = [s for s in cells_to_reread(report) if s in cells and cells[s].bbox is not None]
         boxes = [cell_text_box(cells[s].bbox, ocr) for s in slots]  # type: ignore[arg-type]
@@ -131,13 +132,13 @@ def evaluate_table(table: GtTable, words: str, noise_seed: int | None, reader: s
         decision = choose_readings(grid, readings)
         decided = decision.decided
         out["reread_cells"] = len(slots)
+        out["unread_before"] = len(report.unread)
+        out["unread_filled"] = sum(1 for d in decided if (d["row"], d["col"]) in set(report.unread))
         out["second_differs"] = sum(1 for s, alt in zip(slots, second) if alt and _norm(alt.text) != _norm(read[s]))
         out["decided"] = len(decided)
         out["decided_right"] = sum(1 for d in decided if _norm(d["text"]) == truth.get((d["row"], d["col"])))
-        out["after"] = {
-            "agreed": decision.report.count(AGREE),
-            "failing": len(decision.report.checks) - decision.report.count(AGREE),
-        }
+        out["agreed_after"] = decision.report.count(AGREE)
+        out["mismatched_after"] = decision.report.count(MISMATCH)
         after = _texts(decision.grid)
         out["fixed_checks"] = sum(
             1 for c in real if all(_norm(after.get(s, "")) == truth.get(s) for s in (c.total, *c.members))
@@ -196,9 +197,13 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "glyph_repairs",
             "glyph_repairs_right",
             "reread_cells",
+            "unread_before",
+            "unread_filled",
             "second_differs",
             "decided",
             "decided_right",
+            "agreed_after",
+            "mismatched_after",
             "fixed_checks",
         )
         out["ocr"] = {k: sum(o.get(k, 0) for o in ocr) for k in keys}
@@ -233,7 +238,9 @@ def format_table(results: dict[str, Any]) -> str:
             f"  glyph repairs: {o['glyph_repairs']} ({o['glyph_repairs_right']} to the truth)",
             f"  second reading ({results['reader']}): {o['reread_cells']} cells re-read, {o['second_differs']} read "
             f"differently, {o['decided']} decided by the sums ({o['decided_right']} to the truth), "
-            f"{o['fixed_checks']} checks fixed",
+            f"{o['fixed_checks']} checks fixed; {o['unread_before']} blank or unreadable cells kept a total "
+            f"unchecked, {o['unread_filled']} filled",
+            f"  after the second reading: {o['agreed_after']} agree, {o['mismatched_after']} mismatch",
         ]
     lines.append(f"{results['seconds']} s")
     return "\n".join(lines)

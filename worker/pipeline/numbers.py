@@ -2,7 +2,8 @@
 the doubted cells when an OCR'd total does not add up (docs/numbers.md).
 
 Clean tables cost nothing beyond the arithmetic: the second reader runs only on the cells of a
-total that fails, and only when the text came from OCR (a text layer has no second reading).
+total that fails (and on blank or unreadable cells that kept a total from being checked), and
+only when the text came from OCR (a text layer has no second reading).
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def check_numbers(
     report: TotalsReport = check_totals(grid, caption=caption, notes=notes)
     decided: list[dict[str, Any]] = []
     reader_name = None
-    if report.status not in ("agree", "none") and text_source == "ocr" and settings.totals_reader not in ("", "none"):
+    doubted = report.status not in ("agree", "none") or bool(report.unread)
+    if doubted and text_source == "ocr" and settings.totals_reader not in ("", "none"):
         reader = _reader(stages, settings)
         cells = {(c.row, c.col): c for c in grid.cells}
         slots = [s for s in cells_to_reread(report) if s in cells and cells[s].bbox is not None]
