@@ -278,3 +278,16 @@ def test_corrections_replay_with_the_payload() -> None:
     grid = replay_grid(item)
     assert [c.text for c in grid.sorted_cells()] == ["Q1", "Q2"]
     assert apply_corrections(grid, fixes) == 0  # applied only where the cell still reads `from`
+
+
+def test_a_dropped_number_is_filled_only_where_the_sum_confirms_it() -> None:
+    grid = spec_grid(financial_table(), {(3, 5): ""})  # OCR dropped "455"
+    report = check_totals(grid)
+    assert report.unread == [(3, 5)] and report.count("agree") == 3
+    assert (3, 5) in cells_to_reread(report)
+    decision = choose_readings(grid, {(3, 5): [Reading("", "ocr"), Reading("455", "tesseract-digits", 0.7)]})
+    assert [(d["text"], d["previous"]) for d in decision.decided] == [("455", "")]
+    assert decision.report.count("agree") == 4 and not decision.report.unread
+    for wrong in ("545", "0", "-"):  # not confirmed by the sum, or nothing a sum could confirm
+        kept = choose_readings(grid, {(3, 5): [Reading(wrong, "tesseract-digits", 0.9)]})
+        assert kept.decided == [] and {(c.row, c.col): c.text for c in kept.grid.cells}[(3, 5)] == ""
