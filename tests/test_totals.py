@@ -288,6 +288,6 @@ def test_a_dropped_number_is_filled_only_where_the_sum_confirms_it() -> None:
     decision = choose_readings(grid, {(3, 5): [Reading("", "ocr"), Reading("455", "tesseract-digits", 0.7)]})
     assert [(d["text"], d["previous"]) for d in decision.decided] == [("455", "")]
     assert decision.report.count("agree") == 4 and not decision.report.unread
-    for wrong in ("545", "0", "-"):  # not confirmed by the sum, or nothing a sum could confirm
+    for wrong in ("545", "0", "-"):  # not confirmed by the sum, or a nil mark no sum can confirm
         kept = choose_readings(grid, {(3, 5): [Reading(wrong, "tesseract-digits", 0.9)]})
         assert kept.decided == [] and {(c.row, c.col): c.text for c in kept.grid.cells}[(3, 5)] == ""

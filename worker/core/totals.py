@@ -571,7 +571,7 @@ class Decision:
     tried: int = 0
 
 
-def cells_to_reread(report: TotalsReport, max_unread: int = 24) -> list[tuple[int, int]]:
+def cells_to_reread(report: TotalsReport, max_unread: int = 48) -> list[tuple[int, int]]:
     """The slots of every total and member of a check that does not agree, and (up to
     `max_unread`) the blank or unreadable cells that kept a total from being checked."""
     out: set[tuple[int, int]] = set()
@@ -704,10 +704,8 @@ def _fill_unread(
     for slot in report.unread:
         if slot not in texts or (texts[slot].strip() and _value(texts[slot]) is not None):
             continue
-        # a nil or zero reading is never confirmed by a sum (a blank adds the same): not a fill
-        alt = next(
-            (a for a in readings.get(slot, ()) if _value(a.text) and parse_number(a.text).kind == "number"), None
-        )
+        # only a number fills a blank: a nil mark ("-") adds what the blank did, so no sum confirms it
+        alt = next((a for a in readings.get(slot, ()) if parse_number(a.text).kind == "number"), None)
         if alt is not None:
             fills[slot] = alt
     if not fills:
