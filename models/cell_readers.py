@@ -7,9 +7,9 @@ text height tesseract reads well, and reads digits, signs and separators only. T
 stacked into one image, one per line with white space between, and read by one tesseract
 process (psm 6, a block of lines): most of a tesseract call is its start (about 0.25 s of CPU
 per call measured, whatever the image), so twenty cells cost about one call. The core then
-keeps whichever readings make the sums agree (`worker.core.totals.choose_readings`). A reader
-is chosen by name (`TOTALS_READER`), so another engine (PP-OCR) plugs in here by name without
-touching the pipeline.
+keeps whichever readings make the sums agree (`worker.core.totals.choose_readings`). The reader
+is an OCR engine of the registry (worker.engines.ocr) chosen by name (`OCR__CELL_READER`), so
+another engine with `read_cells` (PP-OCR) takes its place without touching the pipeline.
 
 Plain data out: per box, a `Reading` (text, source, confidence) or None when nothing was read.
 """
@@ -17,13 +17,17 @@ Plain data out: per box, a `Reading` (text, source, confidence) or None when not
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from PIL import Image
 
 from models.ocr import _tesseract_tsv, erase_rules
 from models.rules import RULE_MIN_PX
 from worker.core.totals import Reading
-from worker.core.types import BBox
+from worker.core.types import BBox, Word
+
+if TYPE_CHECKING:
+    from worker.settings import OcrSettings
 
 CellReader = Callable[[Image.Image, Sequence[BBox]], list[Reading | None]]
 
@@ -107,10 +111,31 @@ def read_digits(
     return out
 
 
-def load_cell_reader(name: str, *, lang: str = "eng", rule_min_px: int | None = RULE_MIN_PX) -> CellReader | None:
-    """The second reader called `name` ("tesseract-digits"), or None for "none"/""."""
-    if name in ("", "none"):
-        return None
-    if name == NAME:
-        return lambda crop, boxes: read_digits(crop, boxes, lang=lang, rule_min_px=rule_min_px)
-    raise ValueError(f"unknown cell reader {name!r}; known: {NAME}, none")
+class TesseractDigits:
+    """The `tesseract-digits` OCR engine of the registry: `read_cells` is its purpose; `read`
+    reads a whole image as digits (one box), for the OcrEngine protocol."""
+
+    name = NAME
+
+    def __init__(self, settings: OcrSettings, dpi: int) -> None:
+        self.lang = settings.lang
+        self.rule_min_px = max(10, dpi // 5)
+
+    @property
+    def version(self) -> str:
+        from worker.engines.tesseract import _tesseract_version
+
+        return _tesseract_version()
+
+    def read_cells(self, image: Image.Image, boxes: Sequence[BBox]) -> list[Reading | None]:
+        return read_digits(image, boxes, lang=self.lang, rule_min_px=self.rule_min_px)
+
+    def read(self, image: Image.Image) -> list[Word]:
+        (got,) = self.read_cells(image, [(0.0, 0.0, float(image.width), float(image.height))])
+        if got is None:
+            return []
+        return [Word(got.text, (0.0, 0.0, float(image.width), float(image.height)), got.confidence)]
+
+
+def load(settings: OcrSettings, dpi: int) -> TesseractDigits:
+    return TesseractDigits(settings, dpi)

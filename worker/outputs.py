@@ -73,11 +73,14 @@ def table_record(
     words: Sequence[Word],
     lines: RulingLines | None = None,
     tokens: Sequence[StructureToken] | None = None,
+    engine: str | None = None,
     totals: dict[str, Any] | None = None,
     text_repairs: Sequence[dict[str, Any]] = (),
 ) -> TableRecord:
-    """The stored record of one table (`<table_id>.json`), checked against the contract;
-    `totals` and `text_repairs` come from `worker.pipeline.numbers`."""
+    """The stored record of one table (`<table_id>.json`), checked against the contract.
+
+    `engine` names the replay format of `structure` (worker.core.replay.FORMATS); `totals`
+    and `text_repairs` come from `worker.pipeline.numbers`."""
     tid = table_id(page, index)
     ctx = TableContext(context.caption if context else "", list(context.notes) if context else [], [page])
     return TableRecord.model_validate(
@@ -103,6 +106,7 @@ def table_record(
                 image=f"{tid}.png",
                 lines=lines,
                 tokens=list(tokens) if tokens is not None else None,
+                engine=engine,
                 corrections=[*text_repairs, *corrections_of(totals)],
             ),
             "totals": totals,

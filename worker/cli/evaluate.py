@@ -135,9 +135,12 @@ def run_pages(args: argparse.Namespace) -> int:
         return 1
     modes = [m.strip() for m in args.mode.split(",") if m.strip()]
     tools = [t.strip() for t in args.tool.split(",") if t.strip()]
-    bad = [m for m in modes if m not in MODES] + [t for t in tools if t not in ("tatr", "embedded", *PEERS)]
+    from worker.engines import engine_names
+
+    known = (*engine_names(), *PEERS)
+    bad = [m for m in modes if m not in MODES] + [t for t in tools if t not in known]
     if bad or not modes or not tools:
-        print(f"error: unknown mode or tool {bad}; modes: {list(MODES)}, tools: tatr, embedded, {', '.join(PEERS)}")
+        print(f"error: unknown mode or tool {bad}; modes: {list(MODES)}, tools: {', '.join(known)}")
         return 2
     tables = load_page_tables(args.data, args.limit)
     if not tables:
@@ -172,7 +175,7 @@ def add_totals_parser(esub: argparse._SubParsersAction) -> None:
     p.add_argument("--data", type=Path, required=True, help="folder holding <set>/gt.jsonl")
     p.add_argument("--words", default="gt", choices=["gt", "ocr"], help="ground truth only, or OCR words too")
     p.add_argument("--scan-noise", type=int, default=None, metavar="SEED", help="OCR a scan-noised image (seeded)")
-    p.add_argument("--reader", default="tesseract-digits", help="second cell reader (TOTALS_READER)")
+    p.add_argument("--reader", default="tesseract-digits", help="second cell reader (OCR__CELL_READER)")
     p.add_argument("--limit", type=int, help="at most this many tables")
     p.add_argument("--json", type=Path, dest="json_out", help="also write the full results here")
     p.set_defaults(func=run_totals)

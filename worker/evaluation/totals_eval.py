@@ -81,8 +81,9 @@ def evaluate_table(table: GtTable, words: str, noise_seed: int | None, reader: s
     }
     if words != "ocr" or not gt_report.checks:
         return row
-    from models.cell_readers import load_cell_reader
+    from worker.engines.ocr import load_cell_reader
     from worker.pipeline.numbers import cell_text_box
+    from worker.settings import OcrSettings
 
     grid, image, ocr = _ocr_grid(table, noise_seed)
     if (grid.n_rows, grid.n_cols) != (gt.n_rows, gt.n_cols):
@@ -122,7 +123,8 @@ def evaluate_table(table: GtTable, words: str, noise_seed: int | None, reader: s
         missed += wrong and (mine is None or mine.status == AGREE)
     out["missed_misreads"] = missed
     out["agreed_after"], out["mismatched_after"] = report.count(AGREE), report.count(MISMATCH)
-    load = load_cell_reader(reader, rule_min_px=max(10, DPI // 5))
+    engine = load_cell_reader(OcrSettings(cell_reader=reader), DPI)
+    load = engine.read_cells if engine is not None else None
     if (failing or report.unread) and load is not None:
         cells = {(c.row, c.col): c for c in grid.cells}
         slots = [s for s in cells_to_reread(report) if s in cells and cells[s].bbox is not None]

@@ -54,14 +54,12 @@ def _cell_confidence(cell_box: BBox, words: list[Word]) -> float | None:
     return min(confs) if confs else None
 
 
-def _reader(stages: Stages, settings: Settings) -> Any:
-    if stages.cell_reader is not None:
-        return stages.cell_reader
-    from models.cell_readers import load_cell_reader
+def _reader(stages: Stages, settings: Settings, dpi: int) -> Any:
+    if stages.cell_reader is None:
+        from worker.engines.ocr import load_cell_reader
 
-    stages.cell_reader = load_cell_reader(
-        settings.totals_reader, lang=settings.ocr_lang, rule_min_px=max(10, settings.dpi // 5)
-    )
+        engine = load_cell_reader(settings.ocr, dpi)
+        stages.cell_reader = engine.read_cells if engine is not None else None
     return stages.cell_reader
 
 
@@ -77,6 +75,7 @@ def check_numbers(
     crop: Image.Image,
     stages: Stages,
     settings: Settings,
+    dpi: int,
     caption: str = "",
     notes: list[str] | None = None,
 ) -> NumbersResult:
@@ -85,19 +84,19 @@ def check_numbers(
     result = NumbersResult(grid)
     if text_source == "ocr":
         result.repairs = repair_glyphs(grid)
-    if not settings.totals_check:
+    if not settings.flags.totals_check:
         return result
     notes = notes or []
     report: TotalsReport = check_totals(grid, caption=caption, notes=notes)
     decided: list[dict[str, Any]] = []
     reader_name = None
     doubted = report.status not in ("agree", "none") or bool(report.unread)
-    if doubted and text_source == "ocr" and settings.totals_reader not in ("", "none"):
-        reader = _reader(stages, settings)
+    if doubted and text_source == "ocr" and settings.ocr.cell_reader not in ("", "none"):
+        reader = _reader(stages, settings, dpi)
         cells = {(c.row, c.col): c for c in grid.cells}
         slots = [s for s in cells_to_reread(report) if s in cells and cells[s].bbox is not None]
         if reader is not None and slots:
-            reader_name = settings.totals_reader
+            reader_name = settings.ocr.cell_reader
             boxes = [cell_text_box(cells[s].bbox, words) for s in slots]  # type: ignore[arg-type]
             second = reader(crop, boxes)
             readings: dict[tuple[int, int], list[Reading]] = {}
