@@ -645,7 +645,7 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
             ("summary_max_tokens", "summary_max_tokens"),
         ],
         "vision": [(f"vision_{f}", f) for f in VisionSettings.model_fields],
-        "flags": [(f"flag_{f}", f) for f in FlagSettings.model_fields],
+        "flags": [(f"flag_{f}", f) for f in FlagSettings.model_fields if f != "totals_check"],  # new: no flat name
         "lanes": [(f, f) for f in LaneSettings.model_fields],
         "api": [(f"api_{f}", f) for f in ApiSettings.model_fields],
         "dev": [(f, f) for f in DevSettings.model_fields],
