@@ -305,7 +305,7 @@ def _table(grid: TableGrid, header_rows: int | None, caption: str, notes: Sequen
     return _Table(slots, rows, paths, numeric, additive, n_label)
 
 
-def _value(text: str) -> float | None:
+def cell_value(text: str) -> float | None:
     """A member's or total's value; a null placeholder ("-", "..") is 0; None when not a number."""
     p = parse_number(text)
     if p.kind == "null":
@@ -420,13 +420,13 @@ def _compare(
         cell = t.slots[r][c]
         if cell.rowspan > 1 or cell.colspan > 1:
             return None
-    printed = _value(t.slots[total[0]][total[1]].text)
+    printed = cell_value(t.slots[total[0]][total[1]].text)
     if printed is None or not t.slots[total[0]][total[1]].text.strip():
         return None
     texts = [t.slots[r][c].text.strip() for r, c in members]
     if not all(texts):  # a blank member is unknown, not zero ("-" and ".." are nil)
         return None
-    values = [_value(text) for text in texts]
+    values = [cell_value(text) for text in texts]
     if any(v is None for v in values) or all(parse_number(text).kind == "null" for text in texts):
         return None
     places = max(decimals(t.slots[r][c].text) for r, c in cells)
@@ -439,7 +439,7 @@ def _unread(t: _Table, slots: Sequence[tuple[int, int]]) -> list[tuple[int, int]
     """The slots (no spans among them) whose text is blank or not a number."""
     if any(t.slots[r][c].rowspan > 1 or t.slots[r][c].colspan > 1 for r, c in slots):
         return []
-    return [(r, c) for r, c in slots if not t.slots[r][c].text.strip() or _value(t.slots[r][c].text) is None]
+    return [(r, c) for r, c in slots if not t.slots[r][c].text.strip() or cell_value(t.slots[r][c].text) is None]
 
 
 def _judge(
@@ -629,10 +629,10 @@ def choose_readings(
     for slot, alts in readings.items():
         if slot not in involved or slot not in current:
             continue
-        now = _value(current[slot])
+        now = cell_value(current[slot])
         seen: set[float] = set()
         for alt in alts:
-            v = _value(alt.text)
+            v = cell_value(alt.text)
             if v is None or v == now or v in seen or not alt.text.strip():
                 continue
             seen.add(v)
@@ -702,7 +702,7 @@ def _fill_unread(
     texts = {(c.row, c.col): c.text for c in grid.cells}
     fills: dict[tuple[int, int], Reading] = {}
     for slot in report.unread:
-        if slot not in texts or (texts[slot].strip() and _value(texts[slot]) is not None):
+        if slot not in texts or (texts[slot].strip() and cell_value(texts[slot]) is not None):
             continue
         # only a number fills a blank: a nil mark ("-") adds what the blank did, so no sum confirms it
         alt = next((a for a in readings.get(slot, ()) if parse_number(a.text).kind == "number"), None)

@@ -25,7 +25,16 @@ from typing import Any
 
 from worker.core.glyphs import repair_glyphs
 from worker.core.reconstruct import reconstruct
-from worker.core.totals import AGREE, MISMATCH, Reading, TotalsReport, cells_to_reread, check_totals, choose_readings
+from worker.core.totals import (
+    AGREE,
+    MISMATCH,
+    Reading,
+    TotalsReport,
+    cell_value,
+    cells_to_reread,
+    check_totals,
+    choose_readings,
+)
 from worker.core.types import Cell, TableGrid
 from worker.evaluation.dataset import GtTable, load_tables
 from worker.evaluation.oracle_eval import oracle_inputs, table_key
@@ -112,16 +121,21 @@ def evaluate_table(table: GtTable, words: str, noise_seed: int | None, reader: s
         "glyph_repairs": len(repairs),
         "glyph_repairs_right": sum(1 for r in repairs if _norm(r["to"]) == truth.get((r["row"], r["col"]))),
     }
-    # misses: a ground-truth-agreeing total whose cells OCR got wrong while the OCR check agreed or vanished
+    # a ground-truth-agreeing total whose cells OCR got wrong (by value): the check either could
+    # not be made (a cell blank or unreadable: "unchecked"), or agreed all the same ("silent")
     by_total = {(c.axis, c.total): c for c in report.checks}
-    missed = 0
+    unchecked = silent = 0
     for c in gt_report.checks:
         if c.status != AGREE:
             continue
-        wrong = any(_norm(read.get(s, "")) != truth.get(s) for s in (c.total, *c.members))
+        cells_of = (c.total, *c.members)
+        if not any(cell_value(read.get(s, "")) != cell_value(truth.get(s, "")) for s in cells_of):
+            continue
         mine = by_total.get((c.axis, c.total))
-        missed += wrong and (mine is None or mine.status == AGREE)
-    out["missed_misreads"] = missed
+        unchecked += mine is None
+        silent += mine is not None and mine.status == AGREE
+    out["misread_unchecked"] = unchecked
+    out["misread_silent"] = silent
     out["agreed_after"], out["mismatched_after"] = report.count(AGREE), report.count(MISMATCH)
     engine = load_cell_reader(OcrSettings(cell_reader=reader), DPI)
     load = engine.read_cells if engine is not None else None
@@ -195,7 +209,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "failing_real_ocr_error",
             "flagged_real_ocr_error",
             "unverified_where_gt_agrees",
-            "missed_misreads",
+            "misread_unchecked",
+            "misread_silent",
             "glyph_repairs",
             "glyph_repairs_right",
             "reread_cells",
@@ -236,7 +251,8 @@ def format_table(results: dict[str, Any]) -> str:
             f"  flagged (mismatch): {o['mismatched']}, with a real OCR error: {o['flagged_real_ocr_error']}, "
             f"false alarms: {len(o['false_alarms'])}; unverified where the truth agrees: "
             f"{o['unverified_where_gt_agrees']}",
-            f"  misreads the check missed: {o['missed_misreads']}",
+            f"  totals agreeing on the truth with a cell OCR got wrong: {o['misread_unchecked']} left unchecked "
+            f"(a cell blank or unreadable), {o['misread_silent']} agreeing all the same",
             f"  glyph repairs: {o['glyph_repairs']} ({o['glyph_repairs_right']} to the truth)",
             f"  second reading ({results['reader']}): {o['reread_cells']} cells re-read, {o['second_differs']} read "
             f"differently, {o['decided']} decided by the sums ({o['decided_right']} to the truth), "
