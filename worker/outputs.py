@@ -17,6 +17,7 @@ from PIL import Image
 
 from worker import __version__
 from worker.contract import Manifest, PageRecord, TableEntry, TableRecord
+from worker.contract.page_transform import PageTransformRecord
 from worker.core.captions import Context
 from worker.core.detections import TableBox
 from worker.core.replay import payload
@@ -73,6 +74,7 @@ def table_record(
     words: Sequence[Word],
     lines: RulingLines | None = None,
     tokens: Sequence[StructureToken] | None = None,
+    page_transform: PageTransformRecord | None = None,
 ) -> TableRecord:
     """The stored record of one table (`<table_id>.json`), checked against the contract."""
     tid = table_id(page, index)
@@ -101,6 +103,7 @@ def table_record(
                 lines=lines,
                 tokens=list(tokens) if tokens is not None else None,
             ),
+            "page_transform": page_transform.dump() if page_transform is not None else None,
         }
     )
 

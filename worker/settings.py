@@ -371,6 +371,27 @@ class Settings(BaseSettings):
         "CROP_PADDING_MIN_PX",
     )
 
+    # --- page normalisation before detection (scans issue; models.page_normalise) ---
+    # One group of its own, to move into the nested settings of the house refactor as `normalise`.
+    normalise_pages: bool = Field(
+        True,
+        description="turn, deskew (and optionally flatten) pages without a text layer before detection; "
+        "boxes are stored in the page's own coordinates and the transform in its page record",
+    )
+    normalise_orientation: Literal["projection", "osd", "off"] = Field(
+        "projection",
+        description="how a page's orientation (0/90/180/270) is found: projection (ink profiles, ~0.1 s, "
+        "tesseract's OSD only where the ink is ambiguous), osd (tesseract --psm 0 on every page, ~3 s), off",
+    )
+    normalise_deskew: bool = Field(True, description="straighten pages by the angle of their text and ruling lines")
+    normalise_max_skew: float = Field(6.0, ge=0, le=20, description="largest skew searched, degrees either way")
+    normalise_min_skew: float = Field(
+        0.05, ge=0, description="smaller estimated skews are left alone (degrees): not worth a resampling"
+    )
+    normalise_background: bool = Field(
+        False, description="divide the page by a smooth estimate of its paper (grey, tinted, unevenly lit pages)"
+    )
+
     log_level: str = Field("INFO", description="DEBUG, INFO, WARNING or ERROR")
 
     @field_validator("s3_endpoint_url", "models_dir", "result_backend", "onnx_cache_dir", mode="before")

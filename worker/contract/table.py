@@ -8,6 +8,7 @@ from pydantic import Field
 
 from worker.contract.base import SCHEMA_VERSION, Contract, Number
 from worker.contract.enums import TextSource
+from worker.contract.page_transform import PageTransformRecord
 
 
 class WordRecord(Contract):
@@ -175,7 +176,9 @@ class ContinuationRecord(Contract):
 class TableRecord(Contract):
     """One detected table: where it is, its grid, why it may be hard, text for retrieval, replay."""
 
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"continuation", "schema", "description", "export_error"})
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
+        {"continuation", "schema", "description", "export_error", "page_transform"}
+    )
 
     schema_version: int = SCHEMA_VERSION
     doc_id: str
@@ -198,3 +201,5 @@ class TableRecord(Contract):
     column_schema: ColumnSchema | None = Field(None, alias="schema")
     description: str | None = None
     export_error: str | None = None  # why the exports are missing, when they failed
+    # the page was normalised first: `bbox` is on the original page, `crop_box` on the normalised one
+    page_transform: PageTransformRecord | None = None

@@ -16,13 +16,16 @@ from typing import Any
 from PIL import Image
 
 from worker.contract import ErrorEntry
+from worker.contract.page_transform import PageTransformRecord
 from worker.core.detections import TableBox, select_tables
+from worker.core.page_transform import PageTransform
 from worker.core.types import Word
 from worker.errors import TablesightError
 from worker.inputs import Document
 from worker.outputs import manifest_entry, page_key, write_table
 from worker.overlap import SubprocessPool, in_order, subprocess_threads, timed, torch_threads
 from worker.pipeline.context import table_context
+from worker.pipeline.normalise import normalise
 from worker.pipeline.run import PDFIUM_LOCK, PageResult, Run, split_time, stage_clock
 from worker.pipeline.stages import Stages
 from worker.pipeline.table import FoundTable, build_table, crop_table, settle
@@ -79,32 +82,43 @@ def process_group(run: Run, pages: list[int]) -> list[PageResult]:
 
 
 def load_pages(run: Run, pages: list[int], results: dict[int, PageResult]) -> dict[int, Page]:
-    """Each page rendered with its text layer, read in the pool; a page that fails gets its error."""
+    """Each page rendered with its text layer (and normalised when it has none), read in the
+    pool; a page that fails gets its error."""
     assert run.pool is not None
     loads = {p: run.pool.submit(load_page, run, p) for p in pages}
     loaded: dict[int, Page] = {}
     for p in pages:
         try:
-            image, words, spent = loads[p].result()
+            image, words, spent, normalised = loads[p].result()
         except TablesightError as exc:
             results[p].errors.append(ErrorEntry(page=p, reason=str(exc)))
             continue
         loaded[p] = (image, words)
+        if normalised is not None:
+            results[p].transform, results[p].normalisation = normalised
         for stage, seconds in spent.items():
             results[p].add_time(stage, seconds)
     return loaded
 
 
-def load_page(run: Run, page: int) -> tuple[Image.Image, list[Word], dict[str, float]]:
-    """Render one page and read its text layer (in the pool: pdftoppm is a subprocess)."""
+def load_page(
+    run: Run, page: int
+) -> tuple[Image.Image, list[Word], dict[str, float], tuple[PageTransform, PageTransformRecord] | None]:
+    """Render one page and read its text layer (in the pool: pdftoppm is a subprocess); a page
+    without text-layer words is normalised (turned, deskewed: worker.pipeline.normalise)."""
     timings: dict[str, float] = {}
     with stage_clock(timings, "render"):
         image = run.doc.render(page, run.dpi)
+    words: list[Word] = []
     with stage_clock(timings, "text_layer"):
         if run.doc.kind == "pdf" and run.settings.text_layer:
             with PDFIUM_LOCK:
-                return image, pdf_words(run.doc, page, run.dpi), timings
-        return image, [], timings
+                words = pdf_words(run.doc, page, run.dpi)
+    if words or not run.settings.normalise_pages:
+        return image, words, timings, None
+    with stage_clock(timings, "normalise"):
+        image, transform, record = normalise(image, run.settings)
+    return image, words, timings, (transform, record)
 
 
 def detect_tables(run: Run, loaded: dict[int, Page]) -> dict[int, list[TableBox]]:
@@ -147,7 +161,7 @@ def store_table(
     """Rebuild one table from its structure objects and write its files; list it on its page."""
     settle(table, result.timings)
     with stage_clock(result.timings, "reconstruct"):
-        record, html = build_table(run, table, objects, page_size)
+        record, html = build_table(run, table, objects, page_size, result.transform, result.normalisation)
     with stage_clock(result.timings, "storage"):
         keys = write_table(run.storage, table.crop, html, record)
     result.tables.append(manifest_entry(record, keys))

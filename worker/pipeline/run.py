@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from worker.contract import ErrorEntry, PageRecord, TableEntry
+from worker.contract.page_transform import PageTransformRecord
+from worker.core.page_transform import PageTransform
 from worker.inputs import Document
 from worker.overlap import SubprocessPool
 from worker.pipeline.stages import Stages
@@ -50,6 +52,8 @@ class PageResult:
     tables: list[TableEntry] = field(default_factory=list)
     errors: list[ErrorEntry] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    transform: PageTransform | None = None  # set when the page was normalised before detection
+    normalisation: PageTransformRecord | None = None
 
     def record(self) -> PageRecord:
         return PageRecord(
@@ -57,6 +61,7 @@ class PageResult:
             tables=self.tables,
             errors=self.errors,
             timings={k: round(v, 4) for k, v in self.timings.items()},
+            normalisation=self.normalisation,
         )
 
     def add_time(self, stage: str, seconds: float) -> None:
