@@ -388,6 +388,11 @@ class Settings(BaseSettings):
     normalise_min_skew: float = Field(
         0.05, ge=0, description="smaller estimated skews are left alone (degrees): not worth a resampling"
     )
+    normalise_second_pass: bool = Field(
+        True,
+        description="recall fallback: a normalised page where the detector finds no table is detected again "
+        "as it came in (one more detector call on such pages only)",
+    )
     normalise_background: bool = Field(
         False, description="divide the page by a smooth estimate of its paper (grey, tinted, unevenly lit pages)"
     )

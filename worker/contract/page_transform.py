@@ -15,7 +15,7 @@ class PageTransformRecord(Contract):
     original page's pixels; its `crop_box`, crop image and cell boxes are on the normalised page.
     """
 
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"orientation_confidence"})
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"orientation_confidence", "second_pass_tables"})
 
     to_original: list[Number]
     quarter_turns: int  # orientation fix, counter-clockwise quarter turns
@@ -25,3 +25,4 @@ class PageTransformRecord(Contract):
     scale: Number = 1.0
     size: list[int]  # the normalised page, pixels
     original_size: list[int]
+    second_pass_tables: int | None = None  # tables found by the recall fallback on the page as it came in
