@@ -75,8 +75,11 @@ def table_record(
     lines: RulingLines | None = None,
     tokens: Sequence[StructureToken] | None = None,
     page_transform: PageTransformRecord | None = None,
+    engine: str | None = None,
 ) -> TableRecord:
-    """The stored record of one table (`<table_id>.json`), checked against the contract."""
+    """The stored record of one table (`<table_id>.json`), checked against the contract.
+
+    `engine` names the replay format of `structure` (worker.core.replay.FORMATS)."""
     tid = table_id(page, index)
     ctx = TableContext(context.caption if context else "", list(context.notes) if context else [], [page])
     return TableRecord.model_validate(
@@ -102,6 +105,7 @@ def table_record(
                 image=f"{tid}.png",
                 lines=lines,
                 tokens=list(tokens) if tokens is not None else None,
+                engine=engine,
             ),
             "page_transform": page_transform.dump() if page_transform is not None else None,
         }

@@ -19,13 +19,14 @@ def normalise(image: Image.Image, settings: Settings) -> tuple[Image.Image, Page
     """The normalised page, its transform, and the record of it stored with the page."""
     from models.page_normalise import NormaliseOptions, normalise_page
 
+    n = settings.normalise
     options = NormaliseOptions(
-        orientation=settings.normalise_orientation,
-        deskew=settings.normalise_deskew,
-        max_skew=settings.normalise_max_skew,
-        min_skew=settings.normalise_min_skew,
-        background=settings.normalise_background,
-        threads=settings.ocr_threads or 1,
+        orientation=n.orientation,
+        deskew=n.deskew,
+        max_skew=n.max_skew,
+        min_skew=n.min_skew,
+        background=n.background,
+        threads=settings.ocr.threads or 1,
     )
     done = normalise_page(image, options)
     t = done.transform

@@ -14,6 +14,7 @@ from PIL import Image
 from worker.contract import ErrorEntry, PageRecord, TableEntry
 from worker.contract.page_transform import PageTransformRecord
 from worker.core.page_transform import PageTransform
+from worker.engines import Engine, get_engine
 from worker.inputs import Document
 from worker.overlap import SubprocessPool
 from worker.pipeline.stages import Stages
@@ -39,6 +40,11 @@ class Run:
     dpi: int
     pool: SubprocessPool | None = None
     record_extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def engine(self) -> Engine:
+        """The registered engine whose models `stages` holds (worker.engines)."""
+        return get_engine(self.stages.engine)
 
     @property
     def detecting(self) -> bool:
