@@ -58,7 +58,7 @@ class NormaliseOptions:
     orientation: str = "projection"  # projection (ink profiles), osd (tesseract --psm 0) or off
     deskew: bool = True
     max_skew: float = 6.0  # degrees searched either way
-    min_skew: float = 0.05  # smaller angles are left alone (not worth a resampling)
+    min_skew: float = 0.3  # smaller angles are left alone (not worth a resampling: docs/scans.md)
     osd_min_confidence: float = 1.5  # tesseract's orientation confidence needed to turn a page
     osd_when_unsure: bool = True  # projection: ask tesseract's OSD when the ink ratio is near 1
     background: bool = False
