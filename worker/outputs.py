@@ -17,6 +17,7 @@ from PIL import Image
 
 from worker import __version__
 from worker.contract import Manifest, PageRecord, TableEntry, TableRecord
+from worker.contract.page_transform import PageTransformRecord
 from worker.core.captions import Context
 from worker.core.detections import TableBox
 from worker.core.replay import payload
@@ -73,6 +74,7 @@ def table_record(
     words: Sequence[Word],
     lines: RulingLines | None = None,
     tokens: Sequence[StructureToken] | None = None,
+    page_transform: PageTransformRecord | None = None,
     engine: str | None = None,
     totals: dict[str, Any] | None = None,
     text_repairs: Sequence[dict[str, Any]] = (),
@@ -111,6 +113,7 @@ def table_record(
             ),
             "totals": totals,
             "text_repairs": list(text_repairs) or None,
+            "page_transform": page_transform.dump() if page_transform is not None else None,
         }
     )
 

@@ -592,6 +592,37 @@ class ApiSettings(Group):
     )
 
 
+class NormaliseSettings(Group):
+    """Page normalisation before detection (models.page_normalise, docs/scans.md)."""
+
+    pages: bool = Field(
+        True,
+        description="turn, deskew (and optionally flatten) pages without a text layer before detection; "
+        "boxes are stored in the page's own coordinates and the transform in its page record",
+    )
+    orientation: Literal["projection", "osd", "off"] = Field(
+        "projection",
+        description="how a page's orientation (0/90/180/270) is found: projection (ink profiles, ~0.1 s, "
+        "tesseract's OSD only where the ink is ambiguous), osd (tesseract --psm 0 on every page, ~3 s), off",
+    )
+    deskew: bool = Field(True, description="straighten pages by the angle of their text and ruling lines")
+    max_skew: float = Field(6.0, ge=0, le=20, description="largest skew searched, degrees either way")
+    min_skew: float = Field(
+        0.3,
+        ge=0,
+        description="smaller estimated skews are left alone (degrees): under 0.3 a row moves < 5 px over a "
+        "1000-px table, and the resampling cost the demo pages a table and a span (docs/scans.md)",
+    )
+    second_pass: bool = Field(
+        True,
+        description="recall fallback: a normalised page where the detector finds no table is detected again "
+        "as it came in (one more detector call on such pages only)",
+    )
+    background: bool = Field(
+        False, description="divide the page by a smooth estimate of its paper (grey, tinted, unevenly lit pages)"
+    )
+
+
 class DevSettings(Group):
     """Developer tools (`tablesight bench`)."""
 
@@ -649,6 +680,7 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
         "lanes": [(f, f) for f in LaneSettings.model_fields],
         "api": [(f"api_{f}", f) for f in ApiSettings.model_fields],
         "dev": [(f, f) for f in DevSettings.model_fields],
+        "normalise": [(f"normalise_{f}", f) for f in NormaliseSettings.model_fields],
     }.items()
     for old, field in pairs
 }
@@ -733,6 +765,7 @@ class Settings(BaseSettings):
     lanes: LaneSettings = Field(default_factory=lambda: LaneSettings())
     api: ApiSettings = Field(default_factory=lambda: ApiSettings())
     dev: DevSettings = Field(default_factory=lambda: DevSettings())
+    normalise: NormaliseSettings = Field(default_factory=lambda: NormaliseSettings())
     log_level: str = Field("INFO", description="DEBUG, INFO, WARNING or ERROR")
 
     @classmethod

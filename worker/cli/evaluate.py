@@ -126,11 +126,34 @@ def add_pages_parser(esub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, help="only the pages of the first N tables (for a quick look)")
     p.add_argument("--device", default="cpu", help="tablesight engines: cpu, cuda or auto")
     p.add_argument("--json", type=Path, dest="json_out", help="also write the full results here")
+    add_degrade_arguments(p)
     p.set_defaults(func=run_pages)
 
 
+def add_degrade_arguments(p: argparse.ArgumentParser) -> None:
+    """--degrade/--strength/--seed: the scan simulator (worker.evaluation.degrade), shared with bench."""
+    from worker.evaluation.degrade import KINDS, STRENGTHS
+
+    p.add_argument(
+        "--degrade",
+        default=None,
+        metavar="KIND[,KIND...]",
+        help=f"scan mode on simulated scans, one report row per kind: {', '.join(KINDS)}",
+    )
+    p.add_argument("--strength", default="moderate", choices=STRENGTHS, help="degradation strength")
+    p.add_argument("--seed", type=int, default=0, help="simulator seed (each page draws its own from it)")
+
+
 def run_pages(args: argparse.Namespace) -> int:
-    from worker.evaluation.pages_eval import MODES, evaluate, format_rows, load_page_tables, tablesight_tool
+    from worker.evaluation.degrade import parse_kinds
+    from worker.evaluation.pages_eval import (
+        MODES,
+        Degradation,
+        evaluate,
+        format_rows,
+        load_page_tables,
+        tablesight_tool,
+    )
     from worker.evaluation.peers import PEERS, peer_tool
 
     if not args.data.is_dir():
@@ -145,6 +168,17 @@ def run_pages(args: argparse.Namespace) -> int:
     if bad or not modes or not tools:
         print(f"error: unknown mode or tool {bad}; modes: {list(MODES)}, tools: {', '.join(known)}")
         return 2
+    degradations: list[Degradation | None] = [None]
+    if args.degrade:
+        try:
+            kinds = parse_kinds(args.degrade)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        if "scan" not in modes:
+            print("note: --degrade runs scan mode only (a degraded page has no text layer)", file=sys.stderr)
+        modes = ["scan"]
+        degradations = [None if k == "clean" else Degradation(k, args.strength, args.seed) for k in kinds]
     tables = load_page_tables(args.data, args.limit)
     if not tables:
         print(f"error: {args.data}: no GT tables with a source PDF page", file=sys.stderr)
@@ -154,12 +188,16 @@ def run_pages(args: argparse.Namespace) -> int:
         tool = peer_tool(name) if name in PEERS else tablesight_tool(name, args.device)
         label = name if name in PEERS else f"tablesight {name}"
         for mode in modes:
-            result = evaluate(tool, tables, mode)
-            rows.append((label, result["summary"]))
-            full[f"{name}/{mode}"] = result
-            for failure in result["summary"]["failures"]:
-                print(f"warning: {label} {mode}: {failure}", file=sys.stderr)
-            print(format_rows(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
+            for degradation in degradations:
+                result = evaluate(tool, tables, mode, degradation=degradation)
+                kind = "clean" if degradation is None else degradation.kind
+                if args.degrade:
+                    result["summary"].setdefault("degrade", kind)
+                rows.append((label, result["summary"]))
+                full[f"{name}/{mode}" + (f"/{kind}" if args.degrade else "")] = result
+                for failure in result["summary"]["failures"]:
+                    print(f"warning: {label} {mode}: {failure}", file=sys.stderr)
+                print(format_rows(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
     print(format_rows(rows))
     if args.json_out:
         args.json_out.write_text(json.dumps(full, indent=1))

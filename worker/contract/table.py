@@ -8,6 +8,7 @@ from pydantic import Field
 
 from worker.contract.base import SCHEMA_VERSION, Contract, Number
 from worker.contract.enums import TextSource
+from worker.contract.page_transform import PageTransformRecord
 
 
 class WordRecord(Contract):
@@ -242,7 +243,7 @@ class TableRecord(Contract):
     """One detected table: where it is, its grid, why it may be hard, text for retrieval, replay."""
 
     OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
-        {"continuation", "schema", "description", "export_error", "totals", "text_repairs"}
+        {"continuation", "schema", "description", "export_error", "totals", "text_repairs", "page_transform"}
     )
 
     schema_version: int = SCHEMA_VERSION
@@ -270,3 +271,5 @@ class TableRecord(Contract):
     # OCR glyph repairs made (absent when none)
     totals: TotalsRecord | None = None
     text_repairs: list[CorrectionRecord] | None = None
+    # the page was normalised first: `bbox` is on the original page, `crop_box` on the normalised one
+    page_transform: PageTransformRecord | None = None
