@@ -84,6 +84,22 @@ class Settings(BaseSettings):
     ocr_psm: int = Field(11, description="tesseract page segmentation mode for table crops")
     text_layer: bool = Field(True, description="use the PDF text layer when the page has one")
 
+    # --- OCR engine choice and PP-OCR (models.ocr_choice, models.ppocr; docs/ocr.md) ---
+    # (moves into the nested `ocr` group when the house refactor lands)
+    ocr_engine: Literal["tesseract", "ppocr", "auto"] = Field(
+        "auto",
+        description="who reads crops without a text layer: tesseract, ppocr (PP-OCRv6 small, "
+        "ONNX out of the pinned rapidocr wheel) or auto (ppocr when its weights are present, "
+        "else tesseract; chosen by measurement, docs/ocr.md)",
+    )
+    ppocr_det_min_side: int = Field(
+        0, ge=0, description="PP-OCR detection: scale crops up so the shorter side is at least this (0: as rendered)"
+    )
+    ppocr_rec_batch_size: int = Field(8, ge=1, le=256, description="PP-OCR recognition: text lines per model call")
+    ppocr_min_score: float = Field(
+        0.5, ge=0, le=1, description="PP-OCR: lines read with a lower mean character probability are dropped"
+    )
+
     # --- storage and queue --------------------------------------------------
     storage_url: str = Field("./tablesight-out", description="local folder or s3://bucket/prefix")
     s3_endpoint_url: str | None = Field(None, description="S3 API endpoint for non-AWS stores (MinIO, Ceph, ...)")

@@ -123,7 +123,8 @@ class TextDetector:
                 min(float(height), (y1 + d) * sy),
             )
             if box[2] - box[0] > 3 and box[3] - box[1] > 3:
-                out.append(TextBox(*(round(v, 2) for v in box), score=round(float(score), 4)))
+                bx0, by0, bx1, by1 = (round(v, 2) for v in box)
+                out.append(TextBox(bx0, by0, bx1, by1, round(float(score), 4)))
         return sort_boxes(out)
 
 

@@ -21,6 +21,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default="auto",
         help="auto (default): Table Transformer when its weights resolve, else the embedded engine",
     )
+    p.add_argument(
+        "--ocr",
+        choices=("tesseract", "ppocr", "auto"),
+        help="OCR engine: tesseract, ppocr (PP-OCRv6) or auto (default: TABLESIGHT_OCR_ENGINE)",
+    )
     p.set_defaults(func=run)
 
 
@@ -39,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
         tables="detect",
         no_progress=False,
         engine=args.engine,
+        ocr=args.ocr,
     )
     code = extract.run(ns)
     if code == 0:

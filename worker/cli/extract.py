@@ -47,6 +47,12 @@ def add_engine_argument(p: argparse.ArgumentParser, default: str | None = None) 
         help="tatr: Table Transformer; embedded: the offline ONNX models; auto: tatr when its "
         f"weights resolve, else embedded (default: {default or 'TABLESIGHT_ENGINE'})",
     )
+    p.add_argument(
+        "--ocr",
+        choices=("tesseract", "ppocr", "auto"),
+        help="OCR engine for crops without a text layer: tesseract, ppocr (PP-OCRv6) or auto "
+        "(ppocr when its weights are present) (default: TABLESIGHT_OCR_ENGINE)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,6 +72,13 @@ def run(args: argparse.Namespace) -> int:
         engine, why = choose_engine(settings.model_copy(update={"engine": engine}))
         print(f"engine: {engine} ({why})", file=sys.stderr)
     settings = settings.model_copy(update={"engine": engine})
+    ocr = getattr(args, "ocr", None) or settings.ocr_engine
+    if ocr == "auto":
+        from models.ocr_choice import choose_ocr_engine
+
+        ocr, why = choose_ocr_engine(settings.model_copy(update={"ocr_engine": ocr}))
+        print(f"ocr: {ocr} ({why})", file=sys.stderr)
+    settings = settings.model_copy(update={"ocr_engine": ocr})
     vision_reads = getattr(args, "read_hard", False) or settings.vision_auto_read
     if vision_reads:  # a reader that cannot work fails now, not after the extraction
         from worker.cli.read import reader_problem

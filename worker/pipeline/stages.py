@@ -37,7 +37,7 @@ class Stages:
         out = {"structure": _model_entry(self.structure)}
         if self.detector is not None:
             out["detection"] = _model_entry(self.detector)
-        return out
+        return out | getattr(self.ocr, "models", {})  # the OCR engine and its weights' hashes
 
 
 def _model_entry(model: Predictor) -> dict[str, Any]:
@@ -49,18 +49,10 @@ def _model_entry(model: Predictor) -> dict[str, Any]:
 def load_stages(settings: Settings, tables: str = "detect", engine: str | None = None) -> Stages:
     """Load the models of the engine (`engine` or ENGINE; lazily imported: torch lives in models/)."""
     from models.engine import EMBEDDED, choose_engine
-    from models.ocr import ocr_words
+    from models.ocr_choice import load_ocr
     from models.table_transformer import load_detector, load_structure
 
-    def ocr(image: Image.Image) -> list[Word]:
-        # ruling lines confuse tesseract: erase runs longer than ~1/5 inch at this dpi
-        return ocr_words(
-            image,
-            lang=settings.ocr_lang,
-            psm=settings.ocr_psm,
-            rule_min_px=max(10, settings.dpi // 5),
-            threads=settings.ocr_threads or None,
-        )
+    ocr = load_ocr(settings)  # OCR_ENGINE: tesseract or PP-OCR, ruling lines erased first
 
     engine = engine or settings.engine
     if engine == "auto":
