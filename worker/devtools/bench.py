@@ -44,7 +44,8 @@ from worker.settings import Settings
 if TYPE_CHECKING:
     from models.random_init import Size
 
-VARIANTS = ("naive", "fast", "embedded")  # embedded: the fast pipeline on the embedded engine
+# embedded: the fast pipeline on the embedded engine; embedded-<ocr>: the same with that OCR engine
+VARIANTS = ("naive", "fast", "embedded", "embedded-tesseract", "embedded-ppocr")
 
 
 @dataclass
@@ -298,6 +299,11 @@ def run_bench(
             variants["embedded"] = _Variant(
                 "embedded", embedded, load_stages(embedded, engine="embedded"), torch_threads(base)
             )
+        for ocr in ("tesseract", "ppocr"):  # OCR engines side by side (docs/ocr.md)
+            if f"embedded-{ocr}" in options.variants:
+                chosen = base.model_copy(update={"engine": "embedded", "ocr_engine": ocr})
+                stages = load_stages(chosen, engine="embedded")
+                variants[f"embedded-{ocr}"] = _Variant(f"embedded-{ocr}", chosen, stages, torch_threads(base))
 
         after_load = peak_rss_mib()
         log("warming up (not timed)")
