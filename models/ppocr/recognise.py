@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -25,6 +26,12 @@ from PIL import Image
 HEIGHT = 48
 FRAME_PX = 8  # input columns per output frame
 BLANK = 0
+# The dictionary is multilingual (18,708 characters, most of them CJK). Tables in Latin-script
+# languages gain nothing from the CJK classes and lose to them: a lone "±" read as "十".
+# Without `cjk`, decoding considers only characters below the CJK blocks (U+2E80 onward:
+# radicals, kana, hangul, ideographs, full-width forms): Latin, Greek, Cyrillic, digits,
+# punctuation and symbols stay.
+CJK_START = 0x2E80
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +66,7 @@ class RecogniseConfig:
     batch_size: int = 8
     max_pad: float = 1.5  # a batch's widest line at most this times the narrowest's width
     max_width: int = 3200  # longest resized line (px at height 48); longer ones are squeezed
+    cjk: bool = False  # also decode CJK characters (see CJK_START)
 
 
 class TextRecogniser:
@@ -67,18 +75,22 @@ class TextRecogniser:
     def __init__(
         self, path: Path, threads: int = 0, device: str = "cpu", config: RecogniseConfig | None = None
     ) -> None:
+        import onnx
+
         from models.embedded.session import open_session
 
-        self.session = open_session(path, threads=threads, device=device)
-        self.input_name = self.session.get_inputs()[0].name
-        meta = self.session.get_modelmeta().custom_metadata_map
+        self.config = config or RecogniseConfig()
+        model = onnx.load(str(path))
+        meta = {p.key: p.value for p in model.metadata_props}
         if "character" not in meta:
             raise ValueError(f"{path} carries no character list in its metadata")
-        self.characters = ["", *meta["character"].split("\n"), " "]
-        n_classes = self.session.get_outputs()[0].shape[-1]
-        if isinstance(n_classes, int) and n_classes != len(self.characters):
-            raise ValueError(f"{path}: {n_classes} classes but {len(self.characters)} characters")
-        self.config = config or RecogniseConfig()
+        characters = ["", *meta["character"].split("\n"), " "]
+        keep = [i for i, c in enumerate(characters) if i == BLANK or self.config.cjk or ord(c[:1] or " ") < CJK_START]
+        if len(keep) < len(characters):
+            _keep_classes(model, len(characters), keep)
+        self.characters = [characters[i] for i in keep]  # index = the (pruned) model's class
+        self.session = open_session(model.SerializeToString(), threads=threads, device=device)
+        self.input_name = self.session.get_inputs()[0].name
 
     def read(self, crops: list[np.ndarray]) -> list[LineRead]:
         """Read each (h, w, 3) uint8 line crop; results in the order of `crops`."""
@@ -120,7 +132,7 @@ class TextRecogniser:
     def _decode(self, probs: np.ndarray) -> tuple[Glyph, ...]:
         """Greedy CTC over (frames, classes): each run of one non-blank class is a glyph."""
         best = probs.argmax(axis=1)
-        conf = probs[np.arange(best.size), best]
+        conf = probs.max(axis=1)
         glyphs = []
         t = 0
         while t < best.size:
@@ -131,3 +143,21 @@ class TextRecogniser:
                 glyphs.append(Glyph(self.characters[cls], float(conf[first : t + 1].max()), first, t))
             t += 1
         return tuple(glyphs)
+
+
+def _keep_classes(model: Any, n_classes: int, keep: list[int]) -> None:
+    """Cut the CTC head (the last linear layer: weight (d, n_classes), bias (n_classes,)) down
+    to the classes `keep`, in place. The softmax then runs over those alone: the same best
+    class among them as masking the full output, with ~1/10 of the head's work and output."""
+    from onnx import numpy_helper
+
+    head = [t for t in model.graph.initializer if t.dims and t.dims[-1] == n_classes]
+    if len(head) != 2:
+        raise ValueError(f"expected the CTC head's weight and bias over {n_classes} classes, found {len(head)}")
+    index = np.asarray(keep)
+    for tensor in head:
+        tensor.CopyFrom(numpy_helper.from_array(np.take(numpy_helper.to_array(tensor), index, axis=-1), tensor.name))
+    for value in model.graph.output:
+        dims = value.type.tensor_type.shape.dim
+        if dims and dims[-1].dim_value == n_classes:
+            dims[-1].dim_value = len(keep)

@@ -49,12 +49,12 @@ def line_words(
     x0, y0, x1, y1 = box
     width = grey.shape[1]
     fp = read.frame_px
-    # a word's share of the line: from half-way after the previous word to half-way before the next
+    ink = _ink(grey)
+    # a word's share of the line: up to the cut before the next word (see _cut)
     cuts = [0.0]
     for left, right in zip(groups, groups[1:]):
-        cuts.append(((left[-1].last + 1) + right[0].first) / 2 * fp)
+        cuts.append(_cut(ink, left[-1].last, right[0].first, fp))
     cuts.append(float(width))
-    ink = _ink(grey)
     out = []
     for k, group in enumerate(groups):
         lo, hi = max(0, int(cuts[k])), min(width, int(np.ceil(cuts[k + 1])))
@@ -72,6 +72,26 @@ def line_words(
         bbox = (x0 + float(wx0), y0 + wy0, min(x1, x0 + float(wx1)), min(y1, y0 + wy1))
         out.append((text, bbox, conf))
     return out
+
+
+def _cut(ink: np.ndarray | None, left: int, right: int, fp: float) -> float:
+    """Where to cut between a word ending on frame `left` and one starting on frame `right`:
+    the middle of the widest ink-free run of columns between the two frames' centres (CTC
+    frames lag or lead the glyphs by a frame or so), else half-way between the frames."""
+    fallback = (left + 1 + right) / 2 * fp
+    if ink is None:
+        return fallback
+    lo, hi = int((left + 0.5) * fp), int(np.ceil((right + 0.5) * fp))
+    hi = min(hi, ink.shape[1])
+    if hi - lo < 2:
+        return fallback
+    blank = ~ink[:, lo:hi].any(axis=0)
+    if not blank.any():
+        return fallback
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], blank.astype(np.int8), [0]])))
+    starts, ends = edges[::2], edges[1::2]
+    k = int(np.argmax(ends - starts))
+    return lo + (starts[k] + ends[k]) / 2
 
 
 def _ink(grey: np.ndarray) -> np.ndarray | None:
