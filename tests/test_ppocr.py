@@ -131,15 +131,17 @@ def test_missing_or_corrupt_ppocr_weights_name_the_file_and_the_fix(tmp_path) ->
 
 
 def test_ocr_engine_auto_falls_back_to_tesseract_without_the_files(tmp_path) -> None:
-    from models.ocr_choice import choose_ocr_engine, load_ocr
+    from worker.engines.ocr import load_ocr_engine, resolve_ocr_engine
     from worker.settings import Settings
 
     settings = Settings(_env_file=None, models_dir=tmp_path, ocr_engine="auto")
-    engine, why = choose_ocr_engine(settings)
+    assert settings.ocr.engine == "auto"
+    engine, why = resolve_ocr_engine(settings.ocr.engine, settings.models.models_dir)
     assert engine == "tesseract" and "PP-OCR weights unavailable" in why
+    assert load_ocr_engine(settings.ocr, 144, settings.models).name == "tesseract"
+    explicit = Settings(_env_file=None, models_dir=tmp_path, ocr_engine="ppocr")
     with pytest.raises(EmbeddedWeightsMissing, match="models download --engine embedded"):
-        load_ocr(settings.model_copy(update={"ocr_engine": "ppocr"}))
-    assert load_ocr(settings).models["ocr"]["id"] == "tesseract"
+        load_ocr_engine(explicit.ocr, 144, explicit.models)
 
 
 @pytest.fixture(scope="module")

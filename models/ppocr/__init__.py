@@ -9,7 +9,7 @@ tesseract, and how the default was chosen: docs/ocr.md.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from models.ppocr.detect import DetectConfig
@@ -36,7 +36,7 @@ def load(
 
     folder = default_dir(models_dir)
     det_path, rec_path = locate(PPOCR_DET, folder), locate(PPOCR_REC, folder)
-    models = {
+    models: dict[str, dict[str, Any]] = {
         "ocr": {"id": NAME, "revision": PPOCR_REC.requirement},
         "ocr_detection": {"id": PPOCR_DET.name, "revision": PPOCR_DET.requirement, "sha256": PPOCR_DET.sha256},
         "ocr_recognition": {"id": PPOCR_REC.name, "revision": PPOCR_REC.requirement, "sha256": PPOCR_REC.sha256},

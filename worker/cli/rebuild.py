@@ -37,7 +37,7 @@ def _words_from_image(item: ReplayInput, image: Path | None, base: Path) -> None
         path = base / path
     from PIL import Image
 
-    from models.ocr_choice import load_ocr
+    from worker.engines.ocr import load_ocr_engine
     from worker.settings import get_settings
 
     settings = get_settings()
@@ -46,8 +46,8 @@ def _words_from_image(item: ReplayInput, image: Path | None, base: Path) -> None
             rgb = im.convert("RGB")
     except (OSError, ValueError) as exc:
         raise ReplayError(f"cannot read image {path}: {exc}") from exc
-    item.words = load_ocr(settings)(rgb)  # OCR_ENGINE, as the pipeline reads crops
-    if item.lines is None and settings.refine_lines:
+    item.words = load_ocr_engine(settings.ocr, settings.inputs.dpi, settings.models).read(rgb)  # as the pipeline
+    if item.lines is None and settings.refine.lines:
         from models.rules import find_ruling_lines
 
         item.lines = find_ruling_lines(rgb)
@@ -62,9 +62,11 @@ def rebuild_one(obj: Any, image: Path | None = None, base: Path = Path(".")) -> 
     item = parse_payload(obj)
     _words_from_image(item, image, base)
     settings = get_settings()
-    if not settings.refine_lines:
+    if not settings.refine.lines:
         item.lines = None
-    grid = replay_grid(item, settings.thresholds(), settings.duplicate_overlap, settings.refine_rules())
+    grid = replay_grid(
+        item, settings.structure.thresholds(), settings.structure.duplicate_overlap, settings.refine.rules()
+    )
     return grid_to_html(grid)
 
 

@@ -112,7 +112,7 @@ def measure(
         doc = open_document(pdf, settings=settings)
         image = doc.render(page, dpi)
         box = tuple(v * dpi / 144 for v in crop_144)
-        crop_box = padded_box(box, image.size, settings.crop_padding, settings.crop_padding_min_px)
+        crop_box = padded_box(box, image.size, settings.detection.crop_padding, settings.detection.crop_padding_min_px)
         truth = Counter(_norm(w.text) for w in words_in_crop(pdf_words(doc, page, dpi), crop_box))
         truth.pop("", None)
         for kind in kinds:

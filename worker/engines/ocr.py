@@ -1,0 +1,93 @@
+"""The OCR engine registry: readers of words from an image, by name, and `auto` settled in one place.
+
+An OCR engine meets `OcrEngine`: `read(image)` gives `Word`s in the image's pixel frame with a
+confidence in 0..1, and `name`/`version` say which reader and release produced them (for the
+manifest). The pipeline calls `read` on table crops without a text layer.
+
+Adding one: write a factory `load(settings: OcrSettings, dpi: int, models: ModelSettings | None)
+-> OcrEngine` in its own module (`models` carries the weights folder and device for engines
+with model files), and add one line to `BUILT_IN` below (imported only when chosen), or call
+`register_ocr_engine(name, load)` at run time. `resolve_ocr_engine` is the one place that
+settles `auto`: PP-OCR (worker.engines.ppocr) when its weights are present, else tesseract,
+as measured in docs/ocr.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from worker.core.types import Word
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+    from worker.settings import ModelSettings, OcrSettings
+
+AUTO = "auto"
+
+
+class OcrEngine(Protocol):
+    """Reads the words of one image (a table crop or a page strip)."""
+
+    name: str  # the registry key, e.g. "tesseract"
+    version: str  # the reader's own version, e.g. "5.3.0"
+
+    def read(self, image: Image.Image) -> list[Word]: ...
+
+
+# (its settings group, render dpi, the models group or None) -> engine
+OcrFactory = Callable[["OcrSettings", int, "ModelSettings | None"], OcrEngine]
+
+# name -> "module:factory", imported on first use (torch-free start-up; a missing optional
+# dependency fails only when that engine is chosen).
+BUILT_IN: dict[str, str] = {
+    "tesseract": "worker.engines.tesseract:load",
+    "ppocr": "worker.engines.ppocr:load",
+}
+_LOADED: dict[str, OcrFactory] = {}
+
+
+def register_ocr_engine(name: str, factory: OcrFactory) -> None:
+    """Add an OCR engine at run time (a plug-in, a test's reader)."""
+    if name == AUTO:
+        raise ValueError(f"{AUTO!r} is not an OCR engine name")
+    _LOADED[name] = factory
+
+
+def ocr_engine_names() -> tuple[str, ...]:
+    return tuple(dict.fromkeys([*BUILT_IN, *_LOADED]))
+
+
+def resolve_ocr_engine(name: str, models_dir: Path | None = None) -> tuple[str, str]:
+    """(engine name, one-line reason) for the OCR setting. `auto` is PP-OCR when its two files
+    are present and right in MODELS_DIR/embedded (or the checkout's cache): it read more words
+    right than tesseract on every image kind measured (docs/ocr.md); else tesseract."""
+    if name != AUTO:
+        if name not in ocr_engine_names():
+            raise ValueError(f"unknown OCR engine {name!r} (choose one of {', '.join([*ocr_engine_names(), AUTO])})")
+        return name, f"OCR__ENGINE={name}"
+    from models.embedded.weights import OCR_MODELS, EmbeddedWeightsMissing, default_dir, locate
+
+    try:
+        for entry in OCR_MODELS:
+            locate(entry, default_dir(models_dir))
+    except EmbeddedWeightsMissing as exc:
+        return "tesseract", f"auto: tesseract, PP-OCR weights unavailable ({exc})"
+    return "ppocr", "auto: ppocr (its weights are present)"
+
+
+def _factory(name: str) -> OcrFactory:
+    if name not in _LOADED:
+        module, _, attr = BUILT_IN[name].partition(":")
+        _LOADED[name] = getattr(importlib.import_module(module), attr)
+    return _LOADED[name]
+
+
+def load_ocr_engine(settings: OcrSettings, dpi: int, models: ModelSettings | None = None) -> OcrEngine:
+    """The OCR engine the `ocr` settings group chooses, ready to read crops rendered at `dpi`;
+    `models` gives engines with weights their folder and device."""
+    name, _ = resolve_ocr_engine(settings.engine, models.models_dir if models is not None else None)
+    return _factory(name)(settings, dpi, models)
