@@ -134,12 +134,12 @@ def test_ocr_engine_auto_falls_back_to_tesseract_without_the_files(tmp_path) -> 
     from worker.engines.ocr import load_ocr_engine, resolve_ocr_engine
     from worker.settings import Settings
 
-    settings = Settings(_env_file=None, models_dir=tmp_path, ocr_engine="auto")
+    settings = Settings(_env_file=None, models_dir=tmp_path, ocr={"engine": "auto"})
     assert settings.ocr.engine == "auto"
     engine, why = resolve_ocr_engine(settings.ocr.engine, settings.models.models_dir)
     assert engine == "tesseract" and "PP-OCR weights unavailable" in why
     assert load_ocr_engine(settings.ocr, 144, settings.models).name == "tesseract"
-    explicit = Settings(_env_file=None, models_dir=tmp_path, ocr_engine="ppocr")
+    explicit = Settings(_env_file=None, models_dir=tmp_path, ocr={"engine": "ppocr"})
     with pytest.raises(EmbeddedWeightsMissing, match="models download --engine embedded"):
         load_ocr_engine(explicit.ocr, 144, explicit.models)
 
@@ -162,7 +162,7 @@ def demo_run(tmp_path_factory):
         pytest.skip(f"embedded table weights absent: {exc}")
     tmp = tmp_path_factory.mktemp("ppocr-demo")
     pages = write_sample(tmp / "sample.pdf")
-    settings = Settings(_env_file=None, engine="embedded", ocr_engine="ppocr", device="cpu", torch_threads=1)
+    settings = Settings(_env_file=None, engine="embedded", ocr={"engine": "ppocr"}, device="cpu", torch_threads=1)
     store = LocalStorage(tmp / "out")
     manifest = extract_document(tmp / "sample.pdf", stages=load_stages(settings), storage=store, settings=settings)
     folder = Path(tmp / "out" / manifest["doc_id"] / "tables")

@@ -622,12 +622,7 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
         ],
         "refine": [(f"refine_{f}", f) for f in RefineSettings.model_fields],
         "inputs": [(f, f) for f in InputSettings.model_fields],
-        "ocr": [
-            ("ocr_engine", "engine"),
-            ("ocr_lang", "lang"),
-            ("ocr_psm", "psm"),
-            ("ocr_threads", "threads"),
-        ],
+        "ocr": [("ocr_lang", "lang"), ("ocr_psm", "psm"), ("ocr_threads", "threads")],
         "store": [(f, f) for f in StoreSettings.model_fields],
         "queue": [
             *((f, f) for f in QueueSettings.model_fields if f not in ("docs", "pages", "vision")),

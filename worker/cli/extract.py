@@ -56,7 +56,7 @@ def add_engine_argument(p: argparse.ArgumentParser, default: str | None = None, 
         "--ocr",
         choices=("tesseract", "ppocr", "auto"),
         help="OCR engine for crops without a text layer: tesseract, ppocr (PP-OCRv6) or auto "
-        "(ppocr when its weights are present) (default: TABLESIGHT_OCR_ENGINE)",
+        "(ppocr when its weights are present) (default: TABLESIGHT_OCR__ENGINE)",
     )
 
 
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
     ocr, why = resolve_ocr_engine(getattr(args, "ocr", None) or settings.ocr.engine, settings.models.models_dir)
     print(f"ocr: {ocr} ({why})", file=sys.stderr)
-    settings = settings.replace(ocr_engine=ocr)
+    settings = settings.replace(ocr={"engine": ocr})
     vision_reads = getattr(args, "read_hard", False) or settings.vision.auto_read
     if vision_reads:  # a reader that cannot work fails now, not after the extraction
         from worker.cli.read import reader_problem

@@ -307,7 +307,7 @@ def run_bench(
         for ocr in ("tesseract", "ppocr"):  # OCR engines side by side (docs/ocr.md)
             name = f"{OFFLINE}-{ocr}"
             if name in options.variants:
-                chosen = base.replace(engine=OFFLINE, ocr_engine=ocr)
+                chosen = base.replace(engine=OFFLINE, ocr={"engine": ocr})
                 variants[name] = _Variant(name, chosen, load_stages(chosen, engine=OFFLINE), torch_threads(base))
 
         after_load = peak_rss_mib()
