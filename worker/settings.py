@@ -264,6 +264,13 @@ class OcrSettings(Group):
         0.5, ge=0, le=1, description="PP-OCR: lines read with a lower mean character probability are dropped"
     )
 
+    cell_reader: str = Field(
+        "tesseract-digits",
+        description="second reader of the cells of an OCR'd total that does not add up (an OCR engine "
+        "with read_cells: tesseract-digits cuts each cell out, scales it and reads digits); the "
+        "readings that make the sums agree win; none = no second reading",
+    )
+
 
 class StoreSettings(Group):
     """Where results go and how the SQL store reads them."""
@@ -533,7 +540,13 @@ class FlagSettings(Group):
         'merged over the defaults, e.g. {"rotated": 1, "repairs": 0}; '
         "rules: no_structure, spanning_cells, multi_row_header, "
         "projected_row_headers, low_confidence, low_ocr_confidence, rotated, "
-        "many_empty_cells, repairs",
+        "many_empty_cells, repairs, totals_mismatch",
+    )
+
+    totals_check: bool = Field(
+        True,
+        description="check labelled totals against the sum of their members (worker.core.totals); a "
+        "mismatch fires totals_mismatch (and so needs_vision), agreement is recorded as a trust signal",
     )
 
     threshold: float = Field(
@@ -645,7 +658,7 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
             ("summary_max_tokens", "summary_max_tokens"),
         ],
         "vision": [(f"vision_{f}", f) for f in VisionSettings.model_fields],
-        "flags": [(f"flag_{f}", f) for f in FlagSettings.model_fields],
+        "flags": [(f"flag_{f}", f) for f in FlagSettings.model_fields if f != "totals_check"],  # new: no flat name
         "lanes": [(f, f) for f in LaneSettings.model_fields],
         "api": [(f"api_{f}", f) for f in ApiSettings.model_fields],
         "dev": [(f, f) for f in DevSettings.model_fields],

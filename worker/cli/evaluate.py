@@ -41,6 +41,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_probes_parser(esub)
     add_sql_parser(esub)
     add_pages_parser(esub)
+    from worker.cli.eval_retrieval import add_retrieval_parser
+
+    add_retrieval_parser(esub)
+    add_totals_parser(esub)
 
 
 def run_oracle(args: argparse.Namespace) -> int:
@@ -167,6 +171,37 @@ def run_pages(args: argparse.Namespace) -> int:
     print(format_rows(rows))
     if args.json_out:
         args.json_out.write_text(json.dumps(full, indent=1))
+    return 0
+
+
+def add_totals_parser(esub: argparse._SubParsersAction) -> None:
+    p = esub.add_parser(
+        "totals",
+        help="the totals check on ground-truth text and on OCR words, with the second reading",
+        description="Check every labelled total against its members on the ground-truth text (a "
+        "mismatch there is a rule bug or a table that does not add up) and, with --words ocr, on "
+        "tesseract's words (oracle structure): mismatches that are real OCR errors, false alarms, "
+        "and what the second reading fixes (docs/numbers.md).",
+    )
+    p.add_argument("--data", type=Path, required=True, help="folder holding <set>/gt.jsonl")
+    p.add_argument("--words", default="gt", choices=["gt", "ocr"], help="ground truth only, or OCR words too")
+    p.add_argument("--scan-noise", type=int, default=None, metavar="SEED", help="OCR a scan-noised image (seeded)")
+    p.add_argument("--reader", default="tesseract-digits", help="second cell reader (OCR__CELL_READER)")
+    p.add_argument("--limit", type=int, help="at most this many tables")
+    p.add_argument("--json", type=Path, dest="json_out", help="also write the full results here")
+    p.set_defaults(func=run_totals)
+
+
+def run_totals(args: argparse.Namespace) -> int:
+    from worker.evaluation.totals_eval import format_table, run_totals_eval
+
+    if not args.data.is_dir():
+        print(f"error: {args.data}: no such folder", file=sys.stderr)
+        return 1
+    results = run_totals_eval(args.data, args.words, args.limit, args.scan_noise, args.reader)
+    print(format_table(results))
+    if args.json_out:
+        args.json_out.write_text(json.dumps(results, indent=1, ensure_ascii=False))
     return 0
 
 

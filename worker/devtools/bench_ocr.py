@@ -35,6 +35,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "ppocr batch 1": {"engine": "ppocr", "batch": 1},
     "ppocr batch 32": {"engine": "ppocr", "batch": 32},
     "ppocr 2 threads": {"engine": "ppocr", "threads": 2},
+    "lines to 28 px": {"line_px": 28},
+    "lines to 32 px": {"line_px": 32},
+    "lines to 40 px": {"line_px": 40},
 }
 DEFAULT_VARIANTS = ("baseline (psm 11)", "ppocr")
 
@@ -76,6 +79,7 @@ def _readers(variants: list[str], dpi: int) -> dict[str, Any]:
                     threads=1,
                     invert=o.get("invert", True),
                     dpi=dpi if o.get("dpi") else None,
+                    line_px=o.get("line_px"),
                 )
 
             readers[name] = read

@@ -10,16 +10,19 @@ with model files), and add one line to `BUILT_IN` below (imported only when chos
 `register_ocr_engine(name, load)` at run time. `resolve_ocr_engine` is the one place that
 settles `auto`: PP-OCR (worker.engines.ppocr) when its weights are present, else tesseract,
 as measured in docs/ocr.md.
+An engine that also has `read_cells(image, boxes)` can be the second reader of doubted totals
+(`OCR__CELL_READER`).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from worker.core.types import Word
+from worker.core.totals import Reading
+from worker.core.types import BBox, Word
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -38,6 +41,15 @@ class OcrEngine(Protocol):
     def read(self, image: Image.Image) -> list[Word]: ...
 
 
+class CellReader(Protocol):
+    """An OCR engine that can also read given boxes of an image one by one (a second reading of
+    the cells a total doubts, worker.pipeline.numbers): per box a `Reading` or None."""
+
+    name: str
+
+    def read_cells(self, image: Image.Image, boxes: Sequence[BBox]) -> list[Reading | None]: ...
+
+
 # (its settings group, render dpi, the models group or None) -> engine
 OcrFactory = Callable[["OcrSettings", int, "ModelSettings | None"], OcrEngine]
 
@@ -46,6 +58,7 @@ OcrFactory = Callable[["OcrSettings", int, "ModelSettings | None"], OcrEngine]
 BUILT_IN: dict[str, str] = {
     "tesseract": "worker.engines.tesseract:load",
     "ppocr": "worker.engines.ppocr:load",
+    "tesseract-digits": "models.cell_readers:load",  # a cell reader (read_cells), not chosen by auto
 }
 _LOADED: dict[str, OcrFactory] = {}
 
@@ -91,3 +104,16 @@ def load_ocr_engine(settings: OcrSettings, dpi: int, models: ModelSettings | Non
     `models` gives engines with weights their folder and device."""
     name, _ = resolve_ocr_engine(settings.engine, models.models_dir if models is not None else None)
     return _factory(name)(settings, dpi, models)
+
+
+def load_cell_reader(settings: OcrSettings, dpi: int) -> CellReader | None:
+    """The second cell reader the `ocr` group names (`cell_reader`), or None for "none"."""
+    name = settings.cell_reader
+    if name in ("", "none"):
+        return None
+    if name not in ocr_engine_names():
+        raise ValueError(f"unknown cell reader {name!r} (choose one of {', '.join(ocr_engine_names())}, none)")
+    engine = _factory(name)(settings, dpi, None)
+    if not callable(getattr(engine, "read_cells", None)):
+        raise ValueError(f"OCR engine {name!r} cannot read cells (it has no read_cells)")
+    return engine  # type: ignore[return-value]

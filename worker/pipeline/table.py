@@ -16,6 +16,7 @@ from worker.core.html_out import grid_to_html
 from worker.core.types import Word
 from worker.outputs import table_record
 from worker.overlap import timed
+from worker.pipeline.numbers import check_numbers
 from worker.pipeline.run import Run
 
 
@@ -69,8 +70,25 @@ def build_table(
     """Grid, HTML, flags and serialisations of one settled table: its record and its HTML."""
     assert not isinstance(table.words, Future) and not isinstance(table.context, Future), "settle() first"
     built = run.engine.build_grid(objects, table.words, table.crop, run.dpi, run.settings)
-    grid = built.grid
-    flags = complexity_flags(grid, rotated=table.box.rotated, words=table.words, rules=run.settings.flags.rules())
+    numbers = check_numbers(
+        built.grid,
+        text_source=table.text_source,
+        words=table.words,
+        crop=table.crop,
+        stages=run.stages,
+        settings=run.settings,
+        dpi=run.dpi,
+        caption=table.context.caption if table.context else "",
+        notes=list(table.context.notes) if table.context else [],
+    )
+    grid = numbers.grid
+    flags = complexity_flags(
+        grid,
+        rotated=table.box.rotated,
+        words=table.words,
+        rules=run.settings.flags.rules(),
+        totals_mismatches=numbers.mismatches,
+    )
     record = table_record(
         doc_id=run.doc_id,
         page=table.page,
@@ -89,5 +107,7 @@ def build_table(
         lines=built.lines,
         tokens=built.tokens,
         engine=run.stages.engine,
+        totals=numbers.totals,
+        text_repairs=numbers.repairs,
     )
     return record, grid_to_html(grid)
