@@ -27,7 +27,7 @@ from worker.core.totals import Reading
 from worker.core.types import BBox, Word
 
 if TYPE_CHECKING:
-    from worker.settings import OcrSettings
+    from worker.settings import ModelSettings, OcrSettings
 
 CellReader = Callable[[Image.Image, Sequence[BBox]], list[Reading | None]]
 
@@ -137,5 +137,5 @@ class TesseractDigits:
         return [Word(got.text, (0.0, 0.0, float(image.width), float(image.height)), got.confidence)]
 
 
-def load(settings: OcrSettings, dpi: int) -> TesseractDigits:
+def load(settings: OcrSettings, dpi: int, models: ModelSettings | None = None) -> TesseractDigits:
     return TesseractDigits(settings, dpi)

@@ -25,7 +25,7 @@ _NUMBERISH = re.compile(r"\d")
 @pytest.fixture(scope="module")
 def settings() -> Settings:
     fetch(default_dir(None))  # no-op when the pinned weights are present (what .ci/setup leaves)
-    return Settings(_env_file=None, engine="embedded", device="cpu", torch_threads=1)
+    return Settings(_env_file=None, engine="embedded", device="cpu", torch_threads=1, ocr={"engine": "tesseract"})
 
 
 def _run(pdf: Path, out: Path, settings: Settings) -> tuple[dict, dict[str, dict]]:

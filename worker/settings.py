@@ -237,7 +237,9 @@ class OcrSettings(Group):
 
     engine: str = Field(
         "auto",
-        description="OCR engine by name (worker.engines.ocr): tesseract, or auto (the registry's choice: tesseract)",
+        description="OCR engine by name (worker.engines.ocr): tesseract, ppocr (PP-OCRv6 small, ONNX out of "
+        "the pinned rapidocr wheel) or auto (ppocr when its weights are present, else tesseract; "
+        "chosen by measurement, docs/ocr.md)",
     )
 
     lang: str = Field("eng", description="tesseract language(s), e.g. eng+deu")
@@ -248,7 +250,18 @@ class OcrSettings(Group):
         1,
         ge=0,
         description="OpenMP threads per tesseract process (OMP_THREAD_LIMIT): 1 reads "
-        "the same words with ~1/3 of the CPU of the default; 0 = tesseract's default (all cores)",
+        "the same words with ~1/3 of the CPU of the default; 0 = tesseract's default (all cores); "
+        "for ppocr, onnxruntime's intra-op threads per call",
+    )
+
+    ppocr_det_min_side: int = Field(
+        0, ge=0, description="PP-OCR detection: scale crops up so the shorter side is at least this (0: as rendered)"
+    )
+
+    ppocr_rec_batch_size: int = Field(8, ge=1, le=256, description="PP-OCR recognition: text lines per model call")
+
+    ppocr_min_score: float = Field(
+        0.5, ge=0, le=1, description="PP-OCR: lines read with a lower mean character probability are dropped"
     )
 
     cell_reader: str = Field(

@@ -7,8 +7,9 @@ from pathlib import Path
 import onnxruntime as ort
 
 
-def open_session(path: Path, threads: int = 0, device: str = "auto") -> ort.InferenceSession:
-    """`threads` 0 lets onnxruntime choose; `device` cpu, cuda[:N] or auto (CUDA when ORT has it)."""
+def open_session(path: Path | bytes, threads: int = 0, device: str = "auto") -> ort.InferenceSession:
+    """`path` a file or a serialised model; `threads` 0 lets onnxruntime choose; `device` cpu,
+    cuda[:N] or auto (CUDA when ORT has it)."""
     options = ort.SessionOptions()
     options.log_severity_level = 3  # the Paddle exports warn about shape merges on every load
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -23,4 +24,5 @@ def open_session(path: Path, threads: int = 0, device: str = "auto") -> ort.Infe
     if (value.startswith("cuda") or value == "auto") and "CUDAExecutionProvider" in available:
         index = value.partition(":")[2] or "0"
         providers.insert(0, ("CUDAExecutionProvider", {"device_id": index}))
-    return ort.InferenceSession(str(path), sess_options=options, providers=providers)
+    model = path if isinstance(path, bytes) else str(path)
+    return ort.InferenceSession(model, sess_options=options, providers=providers)

@@ -82,7 +82,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "on generated pages, the default there); model: the models' own answers",
     )
     p.add_argument("--rounds", type=int, default=1, help="timed runs of each variant, interleaved (median reported)")
-    p.add_argument("--variants", default=None, help="comma-separated: naive, fast, embedded (default: naive,fast)")
+    p.add_argument(
+        "--variants",
+        default=None,
+        help="comma-separated: naive, fast, embedded, embedded-tesseract, embedded-ppocr (the embedded engine with "
+        "that OCR engine) (default: naive,fast)",
+    )
     p.add_argument(
         "--engine",
         choices=engine_names(),

@@ -30,6 +30,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         choices=["oracle", "ocr", "ocr-keep-rules"],
         help="cell words from the ground truth (default) or OCR of the table image (OCR mode)",
     )
+    o.add_argument(
+        "--ocr",
+        default="tesseract",
+        choices=["tesseract", "ppocr"],
+        help="the OCR engine of --words ocr / ocr-keep-rules (default: tesseract)",
+    )
     o.add_argument("--no-refine", action="store_true", help="turn the word/line corrections of the bands off")
     o.set_defaults(func=run_oracle)
     add_probes_parser(esub)
@@ -49,7 +55,9 @@ def run_oracle(args: argparse.Namespace) -> int:
     refine = off if args.no_refine else None
     return _run_levels(
         args,
-        lambda levels: run_oracle_eval(args.data, levels, args.seed, limit=args.limit, words=args.words, refine=refine),
+        lambda levels: run_oracle_eval(
+            args.data, levels, args.seed, limit=args.limit, words=args.words, refine=refine, ocr_engine=args.ocr
+        ),
         format_table,
     )
 

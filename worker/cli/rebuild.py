@@ -37,7 +37,7 @@ def _words_from_image(item: ReplayInput, image: Path | None, base: Path) -> None
         path = base / path
     from PIL import Image
 
-    from models.ocr import ocr_words
+    from worker.engines.ocr import load_ocr_engine
     from worker.settings import get_settings
 
     settings = get_settings()
@@ -46,7 +46,7 @@ def _words_from_image(item: ReplayInput, image: Path | None, base: Path) -> None
             rgb = im.convert("RGB")
     except (OSError, ValueError) as exc:
         raise ReplayError(f"cannot read image {path}: {exc}") from exc
-    item.words = ocr_words(rgb, lang=settings.ocr.lang, psm=settings.ocr.psm)
+    item.words = load_ocr_engine(settings.ocr, settings.inputs.dpi, settings.models).read(rgb)  # as the pipeline
     if item.lines is None and settings.refine.lines:
         from models.rules import find_ruling_lines
 

@@ -46,7 +46,8 @@ if TYPE_CHECKING:
     from models.random_init import Size
 
 OFFLINE = offline_engine().name  # the variant named for the offline engine: the fast pipeline on it
-VARIANTS = ("naive", "fast", OFFLINE)
+# OFFLINE-<ocr>: the offline engine with that OCR engine, to time the OCR engines side by side
+VARIANTS = ("naive", "fast", OFFLINE, f"{OFFLINE}-tesseract", f"{OFFLINE}-ppocr")
 
 
 @dataclass
@@ -312,6 +313,11 @@ def run_bench(
         if OFFLINE in options.variants:  # real pretrained ONNX models: they give their own answers
             offline = base.replace(engine=OFFLINE)
             variants[OFFLINE] = _Variant(OFFLINE, offline, load_stages(offline, engine=OFFLINE), torch_threads(base))
+        for ocr in ("tesseract", "ppocr"):  # OCR engines side by side (docs/ocr.md)
+            name = f"{OFFLINE}-{ocr}"
+            if name in options.variants:
+                chosen = base.replace(engine=OFFLINE, ocr={"engine": ocr})
+                variants[name] = _Variant(name, chosen, load_stages(chosen, engine=OFFLINE), torch_threads(base))
 
         after_load = peak_rss_mib()
         log("warming up (not timed)")
