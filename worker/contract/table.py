@@ -172,10 +172,23 @@ class ContinuationRecord(Contract):
     continued_by: str | None
 
 
+class ReviewState(Contract):
+    """A reviewer's corrections: this record is version `version` (0 is the extraction's own);
+    `verified` once a reviewer marked the table checked. The original stays as `<id>.original.json`."""
+
+    version: int
+    verified: bool
+    by: str
+    at: str
+    changes: int
+
+
 class TableRecord(Contract):
     """One detected table: where it is, its grid, why it may be hard, text for retrieval, replay."""
 
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"continuation", "schema", "description", "export_error"})
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
+        {"continuation", "schema", "description", "export_error", "review"}
+    )
 
     schema_version: int = SCHEMA_VERSION
     doc_id: str
@@ -198,3 +211,4 @@ class TableRecord(Contract):
     column_schema: ColumnSchema | None = Field(None, alias="schema")
     description: str | None = None
     export_error: str | None = None  # why the exports are missing, when they failed
+    review: ReviewState | None = None  # corrected by a reviewer (worker.review)
