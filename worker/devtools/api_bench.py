@@ -36,6 +36,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -228,7 +229,7 @@ async def _follow_events(client: Any, level: _Level, job_id: str, deadline: floa
 
 async def _poll(client: Any, level: _Level, job_id: str, deadline: float) -> str:
     while True:
-        r = await _request(level, "status", lambda: client.get(f"/v1/jobs/{job_id}"), deadline)
+        r = await _request(level, "status", partial(client.get, f"/v1/jobs/{job_id}"), deadline)
         status = r.json().get("status") if r.status_code == 200 else None
         if status in ("complete", "partial", "failed", "cancelled"):
             return str(status)
@@ -246,13 +247,9 @@ async def _client(
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=120) as client:
         await start.wait()
         for doc in mine:
+            files = {"file": (f"bench-{doc.index}.pdf", doc.data)}
             try:
-                r = await _request(
-                    level,
-                    "upload",
-                    lambda d=doc: client.post("/v1/jobs", files={"file": (f"bench-{d.index}.pdf", d.data)}),
-                    deadline,
-                )
+                r = await _request(level, "upload", partial(client.post, "/v1/jobs", files=files), deadline)
             except TimeoutError as exc:
                 doc.upload_failed = str(exc)
                 continue
@@ -267,11 +264,9 @@ async def _client(
             follow = _follow_events if index % 2 == 0 else _poll
             try:
                 doc.status = await follow(client, level, job["job_id"], deadline)
-                res = await _request(
-                    level, "result", lambda j=job: client.get(f"/v1/jobs/{j['job_id']}/result"), deadline
-                )
+                res = await _request(level, "result", partial(client.get, f"/v1/jobs/{job['job_id']}/result"), deadline)
                 chunks = await _request(
-                    level, "result", lambda j=job: client.get(f"/v1/documents/{j['doc_id']}/chunks"), deadline
+                    level, "result", partial(client.get, f"/v1/documents/{job['doc_id']}/chunks"), deadline
                 )
                 doc.fetched = res.status_code == 200 and chunks.status_code == 200
                 if res.status_code == 200 and res.json().get("job_id") not in doc.job_ids:
