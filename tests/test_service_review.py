@@ -98,6 +98,13 @@ def test_edit_versions_conflicts_and_original(stack, tmp_path):
         assert '"1,250"' in csv_text and "1,200" not in csv_text and "1,Region,Product,Revenue,Cost" in csv_text
         original_csv = stack.storage.get_bytes(f"{doc}/tables/p0001-t01.original.csv").decode()
         assert ["North", "Widgets", "1200"] == next(csv.reader(io.StringIO(original_csv.splitlines()[1])))[1:4]
+        # hostile text in a correction is text: escaped in the regenerated HTML and Markdown
+        hostile = '<img src=x onerror="alert(1)">'
+        r = c.post(f"{base}/edits", json={"base_version": 2, "cells": [{"row": 4, "col": 1, "text": hostile}]})
+        assert r.status_code == 200 and r.json()["version"] == 3, r.text
+        html = c.get(f"{base}.html").text
+        assert "<img" not in html and "&lt;img src=x onerror=" in html
+        assert hostile not in c.get(f"/ui/documents/{doc}").text
     if stack.backend == "local":
         checked, problems = contract_problems(stack.root / "store")
         assert checked >= 3 and not problems, problems
