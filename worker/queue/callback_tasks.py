@@ -32,9 +32,9 @@ class _Retryable(Exception):
 def deliver(job: dict[str, Any], settings: Any) -> int:
     """POST the callback once; the receiver's status code (CallbackRefused, _Retryable, or a
     permanent failure as ValueError)."""
-    req = build_request(str(job["callback_url"]), job, settings.api_callback_secret, settings.api_callback_hosts)
+    req = build_request(str(job["callback_url"]), job, settings.api.callback_secret, settings.api.callback_hosts)
     try:
-        with httpx.Client(follow_redirects=False, timeout=settings.api_callback_timeout, trust_env=False) as http:
+        with httpx.Client(follow_redirects=False, timeout=settings.api.callback_timeout, trust_env=False) as http:
             response = http.post(req.url, content=req.body, headers=req.headers)
     except httpx.HTTPError as exc:
         raise _Retryable(f"{type(exc).__name__}: {exc}") from None
@@ -65,11 +65,11 @@ def callback_task(self: Task, job_id: str) -> dict[str, Any] | None:
         logger.warning("[job=%s] callback refused: %s", job_id, exc)
         return {"job_id": job_id, "state": "refused"}
     except _Retryable as exc:
-        if self.request.retries < s.api_callback_retries:
-            delay = backoff(self.request.retries, s.api_callback_backoff_base, s.api_callback_backoff_max)
+        if self.request.retries < s.api.callback_retries:
+            delay = backoff(self.request.retries, s.api.callback_backoff_base, s.api.callback_backoff_max)
             rt.state.update(job_id, callback_state="pending", callback_attempts=attempts, callback_error=str(exc))
             logger.warning("[job=%s] callback failed (%s), retry in %.1f s", job_id, exc, delay)
-            raise self.retry(countdown=delay, max_retries=s.api_callback_retries) from None
+            raise self.retry(countdown=delay, max_retries=s.api.callback_retries) from None
         rt.state.update(job_id, callback_state="failed", callback_attempts=attempts, callback_error=str(exc))
         logger.error("[job=%s] callback gave up after %d attempt(s): %s", job_id, attempts, exc)
         return {"job_id": job_id, "state": "failed"}

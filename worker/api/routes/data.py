@@ -30,13 +30,13 @@ def _sql(request: Request, body: SqlRequest) -> dict[str, Any]:
     if body.all == bool(body.doc_id):
         raise ApiError(422, 'give either "doc_id" or "all": true')
     doc_ids = None if body.all else [ids.doc_id(str(body.doc_id))]
-    limit = min(body.max_rows or settings.api_sql_max_rows, settings.api_sql_max_rows)
+    limit = min(body.max_rows or settings.api.sql_max_rows, settings.api.sql_max_rows)
     storage = store_for(request, body.version)
     if doc_ids and not storage.exists(manifest_key(doc_ids[0])):
         raise ApiError(404, f"no document {doc_ids[0]} in the store")
     try:
-        with open_sql_store(storage, doc_ids, all_documents=body.all, s3_reader=settings.sql_s3_reader) as store:
-            result = run_limited(store, body.query, max_rows=limit, timeout=settings.api_sql_timeout)
+        with open_sql_store(storage, doc_ids, all_documents=body.all, s3_reader=settings.store.sql_s3_reader) as store:
+            result = run_limited(store, body.query, max_rows=limit, timeout=settings.api.sql_timeout)
             warnings = list(store.warnings)
     except QueryRefused as exc:
         raise ApiError(400, str(exc)) from None

@@ -100,10 +100,10 @@ async def get_chunks(
 ) -> Response:
     ids.doc_id(doc_id)
     settings = deps.settings(request)
-    budget = max_tokens or settings.chunk_max_tokens
+    budget = max_tokens or settings.chunks.max_tokens
     try:
         chunks = await run_in_threadpool(
-            chunks_of, store_for(request, version), doc_id, budget, settings.chunk_table_max_rows
+            chunks_of, store_for(request, version), doc_id, budget, settings.chunks.table_max_rows
         )
     except KeyError:
         raise ApiError(404, f"no document {doc_id} in the store (not processed, or still running)") from None

@@ -85,7 +85,7 @@ def _event(st: dict[str, Any], **extra: Any) -> JobEvent:
 )
 async def job_events(request: Request, job_id: Annotated[str, Depends(_known_job)]) -> AsyncIterator[JobEvent]:
     client = deps.client(request)
-    interval = client.settings.api_events_interval
+    interval = client.settings.api.events_interval
     seen_pages: dict[str, tuple[Any, ...]] = {}
     last_counts: tuple[Any, ...] | None = None
     n = 0

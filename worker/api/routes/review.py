@@ -31,7 +31,7 @@ def _who(request: Request, reviewer: str | None) -> str:
 
 def _edit(request: Request, doc_id: str, table_id: str, body: TableEditRequest) -> dict[str, Any]:
     client = deps.client(request)
-    lock = f"{client.settings.job_key_prefix}:edit:{doc_id}:{table_id}"
+    lock = f"{client.settings.queue.job_key_prefix}:edit:{doc_id}:{table_id}"
     token = uuid.uuid4().hex
     if not client.state.r.set(lock, token, nx=True, ex=LOCK_SECONDS):
         raise ApiError(409, f"{doc_id}/{table_id} is being edited right now: try again")
@@ -43,7 +43,8 @@ def _edit(request: Request, doc_id: str, table_id: str, body: TableEditRequest) 
             verified=body.verified,
             note=body.note,
         )
-        tolerance = client.settings.continuation_column_tolerance if client.settings.link_continued_tables else None
+        ctx = client.settings.context
+        tolerance = ctx.continuation_column_tolerance if ctx.link_continued_tables else None
         return apply_edit(
             client.storage, doc_id, table_id, edit, by=_who(request, body.reviewer), link_tolerance=tolerance
         )
