@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -119,8 +120,10 @@ def start_stack(backend: str, root: Path, tiny_models: dict[str, Path], **settin
         moto.start()
         host, port = moto.get_host_and_port()
         endpoint = f"http://{host}:{port}"
-        boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket="svc-tables")
-        storage_url = "s3://svc-tables/svc"
+        # a bucket of its own: moto's backend is shared by every server started in this process
+        bucket = f"svc-{uuid.uuid4().hex[:12]}"
+        boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=bucket)
+        storage_url = f"s3://{bucket}/svc"
         extra["s3_endpoint_url"] = endpoint
         storage: Storage = S3Storage.from_url(storage_url, endpoint_url=endpoint)
     else:
