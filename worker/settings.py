@@ -604,6 +604,23 @@ class ApiSettings(Group):
         "", description="comma-separated origins allowed cross-origin requests (CORS); empty: CORS off"
     )
 
+    # job callbacks, SQL over HTTP and job events (issue 24; docs/service.md)
+    callback_hosts: str = Field(
+        "",
+        description="comma-separated hosts job callbacks may go to (the allow-list against SSRF); an IP "
+        "address or CIDR network here also allows private/loopback addresses in it; empty: callbacks refused",
+    )
+    callback_secret: str = Field(
+        "", description="per-deployment secret the callback POST is signed with (HMAC-SHA256); needed for callbacks"
+    )
+    callback_timeout: float = Field(10.0, gt=0, le=120, description="seconds one callback POST may take")
+    callback_retries: int = Field(8, ge=0, le=30, description="retries of a failed callback (jittered backoff)")
+    callback_backoff_base: float = Field(2.0, gt=0, description="first callback retry delay, seconds (doubles)")
+    callback_backoff_max: float = Field(300.0, gt=0, description="longest callback retry delay, seconds")
+    sql_max_rows: int = Field(10_000, ge=1, le=1_000_000, description="most rows POST /v1/sql answers")
+    sql_timeout: float = Field(10.0, gt=0, le=600, description="seconds a POST /v1/sql query may run")
+    events_interval: float = Field(0.5, gt=0, le=30, description="how often job events re-read the job state")
+
 
 class NormaliseSettings(Group):
     """Page normalisation before detection (models.page_normalise, docs/scans.md)."""

@@ -27,9 +27,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "mode",
         nargs="?",
-        choices=("pipeline", "queue"),
+        choices=("pipeline", "queue", "api"),
         default="pipeline",
-        help="pipeline (default): the pipeline against the naive loop; queue: the queue's own cost",
+        help="pipeline (default): the pipeline against the naive loop; queue: the queue's own cost; "
+        "api: bounded load on `tablesight serve` over loopback, with a worker and the API killed mid-run",
     )
     p.add_argument(
         "--pages",
@@ -118,12 +119,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         + ", ".join(KINDS),
     )
     p.add_argument("--strength", default="moderate", choices=STRENGTHS, help="strength of --degrade")
+    from worker.cli.bench_api import add_api_arguments
+
+    add_api_arguments(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.mode == "queue":
         return run_queue(args)
+    if args.mode == "api":
+        from worker.cli.bench_api import run_api
+
+        return run_api(args)
     if args.pages is None:
         args.pages = 6
     from worker.devtools.bench import VARIANTS, BenchOptions, run_bench

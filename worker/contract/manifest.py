@@ -33,7 +33,9 @@ class ErrorEntry(Contract):
 class TableEntry(Contract):
     """A table as the manifest lists it: enough to choose which files to open."""
 
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"logical_table", "continues", "continued_by"})
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
+        {"logical_table", "continues", "continued_by", "verified", "version"}
+    )
 
     table_id: str
     page: int
@@ -50,6 +52,9 @@ class TableEntry(Contract):
     logical_table: str | None = None
     continues: str | None = None
     continued_by: str | None = None
+    # set by a reviewer's correction (worker.review): the table record's version, and whether it was checked
+    verified: bool | None = None
+    version: int | None = None
 
 
 class PageRecord(Contract):

@@ -239,11 +239,22 @@ class TotalsRecord(Contract):
     second_reader: str | None = None
 
 
+class ReviewState(Contract):
+    """A reviewer's corrections: this record is version `version` (0 is the extraction's own);
+    `verified` once a reviewer marked the table checked. The original stays as `<id>.original.json`."""
+
+    version: int
+    verified: bool
+    by: str
+    at: str
+    changes: int
+
+
 class TableRecord(Contract):
     """One detected table: where it is, its grid, why it may be hard, text for retrieval, replay."""
 
     OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
-        {"continuation", "schema", "description", "export_error", "totals", "text_repairs", "page_transform"}
+        {"continuation", "schema", "description", "export_error", "totals", "text_repairs", "page_transform", "review"}
     )
 
     schema_version: int = SCHEMA_VERSION
@@ -273,3 +284,4 @@ class TableRecord(Contract):
     text_repairs: list[CorrectionRecord] | None = None
     # the page was normalised first: `bbox` is on the original page, `crop_box` on the normalised one
     page_transform: PageTransformRecord | None = None
+    review: ReviewState | None = None  # corrected by a reviewer (worker.review)
