@@ -371,6 +371,20 @@ class Settings(BaseSettings):
         "CROP_PADDING_MIN_PX",
     )
 
+    # --- speed (issue 23): per-page work on scans; moves to the ocr / refine groups with the house refactor ---
+    page_ocr: bool = Field(
+        True,
+        description="on pages without a text layer, OCR each page's tables and their caption strips in one "
+        "pass over their merged regions (one tesseract call per region instead of three per table, no strip "
+        "read twice), then split the words; false: one OCR call per crop and per strip",
+    )
+    embedded_threads: int = Field(
+        0,
+        ge=0,
+        description="onnxruntime intra-op threads per embedded-engine model call; 0 = auto: the usable cores "
+        "shared out among the PIPELINE_LANES (like TORCH_THREADS)",
+    )
+
     log_level: str = Field("INFO", description="DEBUG, INFO, WARNING or ERROR")
 
     @field_validator("s3_endpoint_url", "models_dir", "result_backend", "onnx_cache_dir", mode="before")

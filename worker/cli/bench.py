@@ -7,6 +7,9 @@ import json
 import sys
 from pathlib import Path
 
+from worker.cli.bench_gpu_cmd import add_gpu_arguments
+from worker.cli.bench_peers_cmd import add_peer_arguments
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -79,15 +82,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="oracle: models run, then the ground truth stands in for their answers (random weights "
         "on generated pages, the default there); model: the models' own answers",
     )
-    p.add_argument("--rounds", type=int, default=1, help="timed runs of each variant, interleaved (median reported)")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="timed runs of each variant, interleaved (median reported; default 1; --peers: best of, default 2)",
+    )
     p.add_argument("--variants", default=None, help="comma-separated: naive, fast, embedded (default: naive,fast)")
     p.add_argument(
         "--engine",
-        choices=("tatr", "embedded"),
         default="tatr",
-        help="embedded: time the embedded engine beside the Table Transformer pipeline (variants "
-        "fast,embedded unless --variants says otherwise) and report the ratio",
+        metavar="ENGINE[,ENGINE]",
+        help="tatr or embedded. embedded: time the embedded engine beside the Table Transformer pipeline "
+        "(variants fast,embedded unless --variants says otherwise) and report the ratio; with --peers: our "
+        "engine against the peers; with --device cuda: the engines to sweep (e.g. embedded,tatr)",
     )
+    add_peer_arguments(p)
+    add_gpu_arguments(p)
     p.add_argument("--rss", action="store_true", help="also run each variant alone in a fresh process for its peak RSS")
     p.add_argument(
         "--batch-sizes",
@@ -106,6 +117,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.mode == "queue":
         return run_queue(args)
+    engines = tuple(e.strip() for e in args.engine.split(",") if e.strip())
+    if not engines or set(engines) - {"tatr", "embedded"}:
+        print("error: --engine takes tatr, embedded or both (comma-separated)", file=sys.stderr)
+        return 2
+    if args.peers is not None:
+        from worker.cli.bench_peers_cmd import run_peers
+
+        args.rounds = 2 if args.rounds is None else args.rounds
+        return run_peers(args, engines)
+    args.rounds = 1 if args.rounds is None else args.rounds
+    cuda = bool(args.device) and args.device.strip().lower().startswith("cuda")
+    if args.gpu_sweep or (cuda and not args.batch_sizes and args.variants is None):
+        from worker.cli.bench_gpu_cmd import run_gpu
+
+        return run_gpu(args, engines)
+    if len(engines) > 1:
+        print("error: several engines only with --device cuda (or --gpu-sweep)", file=sys.stderr)
+        return 2
+    args.engine = engines[0]
     if args.pages is None:
         args.pages = 6
     from worker.devtools.bench import VARIANTS, BenchOptions, run_bench

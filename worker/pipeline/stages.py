@@ -50,7 +50,6 @@ def load_stages(settings: Settings, tables: str = "detect", engine: str | None =
     """Load the models of the engine (`engine` or ENGINE; lazily imported: torch lives in models/)."""
     from models.engine import EMBEDDED, choose_engine
     from models.ocr import ocr_words
-    from models.table_transformer import load_detector, load_structure
 
     def ocr(image: Image.Image) -> list[Word]:
         # ruling lines confuse tesseract: erase runs longer than ~1/5 inch at this dpi
@@ -68,10 +67,11 @@ def load_stages(settings: Settings, tables: str = "detect", engine: str | None =
     if engine == EMBEDDED:
         from models import embedded
 
-        threads = torch_threads(settings)  # onnxruntime's per-call threads, like torch's per lane
+        threads = settings.embedded_threads or torch_threads(settings)  # onnxruntime's per call, as torch's per lane
         found: Predictor | None = embedded.load_detector(settings, threads) if tables == "detect" else None
         return Stages(embedded.load_structure(settings, threads), found, ocr, engine=EMBEDDED)
-    from models.device import configure_threads
+    from models.device import configure_threads  # torch: imported for Table Transformer only (~0.5 GiB RSS)
+    from models.table_transformer import load_detector, load_structure
 
     detector = load_detector(settings) if tables == "detect" else None
     stages = Stages(structure=load_structure(settings), detector=detector, ocr=ocr, threads=configure_threads)

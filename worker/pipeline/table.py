@@ -35,18 +35,29 @@ class FoundTable:
     context: Context | Future[tuple[Context, float]] | None = None
 
 
-def crop_table(
-    run: Run, page: int, index: int, box: TableBox, page_image: Image.Image, page_words: list[Word]
-) -> FoundTable:
-    """The table's crop and its words; OCR, when needed, starts in the pool (see `settle`)."""
+def table_crop_box(run: Run, box: TableBox, page_size: tuple[int, int]) -> tuple[int, int, int, int]:
+    """Where the table is cut from its page: its box and the engine's margin (the page in page mode)."""
     s = run.settings
     margin = s.embedded_crop_padding_px if run.stages.engine == "embedded" else None
     if not run.detecting:
-        crop_box = (0, 0, page_image.width, page_image.height)
-    elif margin is not None:  # the embedded structure model reads text in a wide margin as rows
-        crop_box = padded_box(box.bbox, page_image.size, 0.0, margin)
-    else:
-        crop_box = padded_box(box.bbox, page_image.size, s.crop_padding, s.crop_padding_min_px)
+        return (0, 0, page_size[0], page_size[1])
+    if margin is not None:  # the embedded structure model reads text in a wide margin as rows
+        return padded_box(box.bbox, page_size, 0.0, margin)
+    return padded_box(box.bbox, page_size, s.crop_padding, s.crop_padding_min_px)
+
+
+def crop_table(
+    run: Run,
+    page: int,
+    index: int,
+    box: TableBox,
+    page_image: Image.Image,
+    page_words: list[Word],
+    ocr: Future[tuple[list[Word], float]] | None = None,
+) -> FoundTable:
+    """The table's crop and its words; OCR, when needed, starts in the pool (see `settle`), or is
+    `ocr`, the table's share of a page read already under way (worker.pipeline.page_ocr)."""
+    crop_box = table_crop_box(run, box, page_image.size)
     crop = page_image.crop(crop_box)
     inside = words_in_crop(page_words, crop_box)
     if box.rotated:
@@ -54,6 +65,8 @@ def crop_table(
         inside = rotate_words_clockwise(inside, crop_box[3] - crop_box[1])
     if inside:
         return FoundTable(page, index, box, crop_box, crop, inside, "text-layer")
+    if ocr is not None:
+        return FoundTable(page, index, box, crop_box, crop, ocr, "ocr")
     if run.pool is None:
         return FoundTable(page, index, box, crop_box, crop, run.stages.ocr(crop), "ocr")
     return FoundTable(page, index, box, crop_box, crop, run.pool.submit(timed, run.stages.ocr, crop), "ocr")
