@@ -28,10 +28,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "mode",
         nargs="?",
-        choices=("pipeline", "queue"),
+        choices=("pipeline", "queue", "memory"),
         default="pipeline",
-        help="pipeline (default): the pipeline against the naive loop; queue: the queue's own cost",
+        help="pipeline (default): the pipeline against the naive loop; queue: the queue's own cost; "
+        "memory: peak RSS of one worker process for --page-counts pages (generated scans)",
     )
+    p.add_argument("--page-counts", default="2,50", metavar="N,...", help="memory: page counts, one fresh process each")
     p.add_argument(
         "--pages",
         type=int,
@@ -117,6 +119,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.mode == "queue":
         return run_queue(args)
+    if args.mode == "memory":
+        return run_memory_mode(args)
     engines = tuple(e.strip() for e in args.engine.split(",") if e.strip())
     if not engines or set(engines) - {"tatr", "embedded"}:
         print("error: --engine takes tatr, embedded or both (comma-separated)", file=sys.stderr)
@@ -213,3 +217,25 @@ def run_queue(args: argparse.Namespace) -> int:
         print(format_queue_report(report))
     bad = [r for r in report["runs"] if r["counts"]["pages_lost"] or r["counts"]["duplicate_finalisations"]]
     return 1 if bad else 0
+
+
+def run_memory_mode(args: argparse.Namespace) -> int:
+    from worker.devtools.bench_memory import format_memory_report, run_memory
+
+    engine = args.engine if args.engine in ("tatr", "embedded") else ""
+    try:
+        counts = tuple(sorted(int(n) for n in args.page_counts.split(",") if n.strip()))
+    except ValueError:
+        counts = ()
+    if not engine or not counts or counts[0] < 1:
+        print("error: memory takes one --engine and --page-counts of positive integers, e.g. 2,50", file=sys.stderr)
+        return 2
+    try:
+        report = run_memory(engine, counts, args.seed)
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.json and args.json != "-":
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2) if args.json == "-" else format_memory_report(report))
+    return 0

@@ -111,12 +111,14 @@ def prepare_pages(tables: list[Any], out: Path, degrade: str | None, seed: int) 
     return Pages(paths, pdfs, dpi, source, tables)
 
 
-def run_process(cmd: list[str], out: Path, env: dict[str, str], stdin: str | None = None) -> ProcessRun:
+def run_process(
+    cmd: list[str], out: Path, env: dict[str, str], stdin: str | None = None, cwd: str | None = None
+) -> ProcessRun:
     """One fresh process, timed from outside; its rusage (with its reaped children) from wait4."""
     out.mkdir(parents=True, exist_ok=True)
     with (out / "stdout").open("w") as so, (out / "stderr").open("w") as se:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=so, stderr=se, env=env, text=True)
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=so, stderr=se, env=env, text=True, cwd=cwd)
         assert proc.stdin is not None
         proc.stdin.write(stdin or "")
         proc.stdin.close()
@@ -296,8 +298,11 @@ def ocr_env(name: str | None) -> dict[str, str]:
 
 
 def _ours_runner(pages: Pages, engine: str, env: dict[str, str]) -> Callable[[Path], ProcessRun]:
+    # `python -m` puts the working directory first on sys.path: run in the checkout that PYTHONPATH names
+    checkout = env.get("PYTHONPATH", "").split(os.pathsep)[0] or None
+
     def run(out: Path) -> ProcessRun:
-        return run_process(_ours_cmd(pages, out, engine), out, env)
+        return run_process(_ours_cmd(pages, out, engine), out, env, cwd=checkout)
 
     return run
 
