@@ -122,6 +122,9 @@ def run_bench(
         base = settings.model_copy(
             update={
                 "detection_model": det_ref,
+                # the outputs must equal the naive loop's, which OCRs each crop and strip on its own:
+                # one OCR pass per page (PAGE_OCR) reads other crops, so other words (bench --peers measures it)
+                "page_ocr": False,
                 "structure_model": str_ref,
                 **({"device": options.device} if options.device else {}),
             }
@@ -271,6 +274,7 @@ def run_bench(
                 "TABLESIGHT_STRUCTURE_MODEL": str_ref,
                 "TABLESIGHT_DEVICE": resolve_device(base.device),
                 "TABLESIGHT_DPI": str(dpi),
+                "TABLESIGHT_PAGE_OCR": "false",
             }
             report["whole_process"] = bench_process.whole_process(list(variants), paths, work, options.rounds, env)
         if options.rss:
