@@ -62,8 +62,8 @@ def test_parse_settings_labels_and_prefixes() -> None:
     from worker.cli.bench_peers_cmd import parse_settings
 
     assert parse_settings([]) == {"": {}}
-    got = parse_settings(["base:", "pool:SUBPROCESS_THREADS=2,tablesight_page_ocr=false"])
-    assert got == {"base": {}, "pool": {"TABLESIGHT_SUBPROCESS_THREADS": "2", "TABLESIGHT_PAGE_OCR": "false"}}
+    got = parse_settings(["base:", "pool:SUBPROCESS_THREADS=2,tablesight_ocr__page_pass=false"])
+    assert got == {"base": {}, "pool": {"TABLESIGHT_SUBPROCESS_THREADS": "2", "TABLESIGHT_OCR__PAGE_PASS": "false"}}
     for bad in (["nolabel"], ["a:", "a:"], ["x:KEY"], [":A=1"]):
         with pytest.raises(ValueError):
             parse_settings(bad)

@@ -1,4 +1,4 @@
-"""OCR once per scanned page (PAGE_OCR): the tables and their caption strips of a page read in one
+"""OCR once per scanned page (OCR__PAGE_PASS): the tables and their caption strips of a page read in one
 pass over merged regions, with the words split back per table. The scanned sample through the
 embedded engine both ways: fewer OCR calls, the same tables, cells and captions."""
 
@@ -25,7 +25,7 @@ def test_merge_boxes_joins_overlaps_transitively_and_keeps_the_rest() -> None:
 
 
 def _run(pdf: Path, out: Path, page_ocr: bool) -> tuple[dict, list[tuple[int, int]], dict[str, dict]]:
-    settings = Settings(_env_file=None, engine="embedded", device="cpu", page_ocr=page_ocr)
+    settings = Settings(_env_file=None, engine="embedded", device="cpu", ocr={"page_pass": page_ocr})
     stages = load_stages(settings)
     calls: list[tuple[int, int]] = []
     inner = stages.ocr

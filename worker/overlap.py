@@ -39,7 +39,7 @@ def torch_threads(settings: Settings, lanes: int | None = None) -> int:
     2-3x slower per page on a loaded 2-core host: a descheduled thread stalls the barrier.
     `lanes` is how many will be busy (one for a one-page queue task); default PIPELINE_LANES.
     """
-    return settings.torch_threads or max(1, usable_cores() // (lanes or settings.pipeline_lanes))
+    return settings.models.torch_threads or max(1, usable_cores() // (lanes or settings.lanes.pipeline_lanes))
 
 
 def subprocess_threads(settings: Settings, lanes: int | None = None, engine: str = "tatr") -> int:
@@ -52,11 +52,11 @@ def subprocess_threads(settings: Settings, lanes: int | None = None, engine: str
     mostly wait on the pool: 2 workers on 2 cores ran 4 dev scans in 0.81x the wall time of 1, same
     CPU (docs/speed.md).
     """
-    if settings.subprocess_threads:
-        return settings.subprocess_threads
+    if settings.lanes.subprocess_threads:
+        return settings.lanes.subprocess_threads
     if engine == "embedded":
         return max(1, usable_cores())
-    return max(1, usable_cores() - (lanes or settings.pipeline_lanes))
+    return max(1, usable_cores() - (lanes or settings.lanes.pipeline_lanes))
 
 
 class SubprocessPool:

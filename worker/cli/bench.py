@@ -9,6 +9,7 @@ from pathlib import Path
 
 from worker.cli.bench_gpu_cmd import add_gpu_arguments
 from worker.cli.bench_peers_cmd import add_peer_arguments
+from worker.engines import QUEUE_DEFAULT, engine_names
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -93,11 +94,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--variants", default=None, help="comma-separated: naive, fast, embedded (default: naive,fast)")
     p.add_argument(
         "--engine",
-        default="tatr",
+        default=QUEUE_DEFAULT,
         metavar="ENGINE[,ENGINE]",
-        help="tatr or embedded. embedded: time the embedded engine beside the Table Transformer pipeline "
-        "(variants fast,embedded unless --variants says otherwise) and report the ratio; with --peers: our "
-        "engine against the peers; with --device cuda: the engines to sweep (e.g. embedded,tatr)",
+        help=f"one of {', '.join(engine_names())}. embedded: time the embedded engine beside the Table "
+        "Transformer pipeline (variants fast,embedded unless --variants says otherwise) and report the ratio; "
+        "with --peers: our engine against the peers; with --device cuda: the engines to sweep (embedded,tatr)",
     )
     add_peer_arguments(p)
     add_gpu_arguments(p)
@@ -122,8 +123,8 @@ def run(args: argparse.Namespace) -> int:
     if args.mode == "memory":
         return run_memory_mode(args)
     engines = tuple(e.strip() for e in args.engine.split(",") if e.strip())
-    if not engines or set(engines) - {"tatr", "embedded"}:
-        print("error: --engine takes tatr, embedded or both (comma-separated)", file=sys.stderr)
+    if not engines or set(engines) - set(engine_names()):
+        print(f"error: --engine takes {', '.join(engine_names())} (comma-separated)", file=sys.stderr)
         return 2
     if args.peers is not None:
         from worker.cli.bench_peers_cmd import run_peers
@@ -146,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     from worker.devtools.bench_report import format_report
     from worker.settings import get_settings
 
-    default = "fast,embedded" if args.engine == "embedded" else "naive,fast"
+    default = "naive,fast" if args.engine == QUEUE_DEFAULT else f"fast,{args.engine}"  # a variant per engine
     variants = tuple(v.strip() for v in (args.variants or default).split(",") if v.strip())
     if not variants or set(variants) - set(VARIANTS):
         print(f"error: --variants takes a comma-separated subset of {', '.join(VARIANTS)}", file=sys.stderr)
@@ -222,7 +223,7 @@ def run_queue(args: argparse.Namespace) -> int:
 def run_memory_mode(args: argparse.Namespace) -> int:
     from worker.devtools.bench_memory import format_memory_report, run_memory
 
-    engine = args.engine if args.engine in ("tatr", "embedded") else ""
+    engine = args.engine if args.engine in engine_names() else ""
     try:
         counts = tuple(sorted(int(n) for n in args.page_counts.split(",") if n.strip()))
     except ValueError:

@@ -38,12 +38,14 @@ from worker.devtools.bench_report import (
     summarise,
 )
 from worker.devtools.naive_loop import cpu_seconds, naive_settings, run_naive
+from worker.engines import offline_engine
 from worker.settings import Settings
 
 if TYPE_CHECKING:
     from models.random_init import Size
 
-VARIANTS = ("naive", "fast", "embedded")  # embedded: the fast pipeline on the embedded engine
+OFFLINE = offline_engine().name  # the variant named for the offline engine: the fast pipeline on it
+VARIANTS = ("naive", "fast", OFFLINE)
 
 
 @dataclass
@@ -119,12 +121,12 @@ def run_bench(
     work = Path(tempfile.mkdtemp(prefix="tablesight-bench-"))
     try:
         det_ref, str_ref, model_kind = bench_models(settings, options.models, options.size)
-        base = settings.model_copy(
-            update={
+        base = settings.replace(
+            **{
+                # the outputs must equal the naive loop's, which OCRs each crop and strip on its own: one
+                # OCR pass per page (OCR__PAGE_PASS) reads other crops, so other words (bench --peers measures it)
+                "ocr": {"page_pass": False},
                 "detection_model": det_ref,
-                # the outputs must equal the naive loop's, which OCRs each crop and strip on its own:
-                # one OCR pass per page (PAGE_OCR) reads other crops, so other words (bench --peers measures it)
-                "page_ocr": False,
                 "structure_model": str_ref,
                 **({"device": options.device} if options.device else {}),
             }
@@ -133,7 +135,10 @@ def run_bench(
             from worker.devtools.bench_real import real_corpus
 
             log(f"rasterising the {options.pages or 'all'} densest page(s) of {options.data_dir} (no text layer)")
-            corpus, source = real_corpus(options.data_dir, work / "corpus", options.pages, base.dpi), "real scans"
+            corpus, source = (
+                real_corpus(options.data_dir, work / "corpus", options.pages, base.inputs.dpi),
+                "real scans",
+            )
         elif options.input_dir is not None:
             corpus, source = options.input_dir, "input"
         else:
@@ -144,7 +149,7 @@ def run_bench(
             raise ValueError(f"no PDF files in {corpus}")
         truth_file = corpus / "truth.json"
         truth = json.loads(truth_file.read_text(encoding="utf-8")) if truth_file.is_file() else None
-        dpi = truth["dpi"] if truth else base.dpi
+        dpi = truth["dpi"] if truth else base.inputs.dpi
         answers = options.answers
         if answers == "auto":
             answers = "oracle" if truth and model_kind != "real" else "model"
@@ -154,7 +159,7 @@ def run_bench(
             from worker.devtools.bench_real import one_table_detector
 
             det_ref = str(one_table_detector(Path(det_ref), Path(det_ref).parent))
-            base = base.model_copy(update={"detection_model": det_ref})
+            base = base.replace(**{"detection_model": det_ref})
         det_answers = str_answers = None
         if answers == "oracle":
             log("rendering the pages once for the oracle's answers")
@@ -164,7 +169,7 @@ def run_bench(
         log(f"loading models ({model_kind})")
         variants: dict[str, _Variant] = {}
         if "naive" in options.variants:
-            plain = naive_settings(base, default_threads, base.context_capture)
+            plain = naive_settings(base, default_threads, base.context.capture)
             loaded = load_stages(plain)
             stages = Stages(
                 structure=Recorder(NaivePredictor(loaded.structure), str_answers, "structure"),
@@ -181,11 +186,9 @@ def run_bench(
                 threads=loaded.threads,
             )
             variants["fast"] = _Variant("fast", base, stages, torch_threads(base))
-        if "embedded" in options.variants:  # real pretrained ONNX models: they give their own answers
-            embedded = base.model_copy(update={"engine": "embedded"})
-            variants["embedded"] = _Variant(
-                "embedded", embedded, load_stages(embedded, engine="embedded"), torch_threads(base)
-            )
+        if OFFLINE in options.variants:  # real pretrained ONNX models: they give their own answers
+            offline = base.replace(engine=OFFLINE)
+            variants[OFFLINE] = _Variant(OFFLINE, offline, load_stages(offline, engine=OFFLINE), torch_threads(base))
 
         after_load = peak_rss_mib()
         log("warming up (not timed)")
@@ -211,7 +214,7 @@ def run_bench(
             },
             "models": {"kind": model_kind, "detection": det_ref, "structure": str_ref},
             "answers": answers,
-            "device": resolve_device(base.device),
+            "device": resolve_device(base.models.device),
             "rounds": options.rounds,
             "load_avg": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after]},
             "variants": {name: summarise(v.runs) for name, v in variants.items()},
@@ -223,20 +226,20 @@ def run_bench(
                     "overlap": False,
                     "ocr_threads": "tesseract default",
                     "inference_runtime": "torch",
-                    "context_capture": base.context_capture,
+                    "context_capture": base.context.capture,
                 },
                 "fast": {
                     "torch_threads": torch_threads(base),
-                    "pipeline_lanes": base.pipeline_lanes,
+                    "pipeline_lanes": base.lanes.pipeline_lanes,
                     "subprocess_threads": subprocess_threads(base),
-                    "ocr_threads": base.ocr_threads,
-                    "cpu_batch_size": base.cpu_batch_size,
-                    "detection_batch_size": base.detection_batch_size,
-                    "structure_batch_size": base.structure_batch_size,
-                    "channels_last": base.channels_last,
-                    "half_precision": base.half_precision,
-                    "inference_runtime": base.inference_runtime,
-                    "context_capture": base.context_capture,
+                    "ocr_threads": base.ocr.threads,
+                    "cpu_batch_size": base.models.cpu_batch_size,
+                    "detection_batch_size": base.models.detection_batch_size,
+                    "structure_batch_size": base.models.structure_batch_size,
+                    "channels_last": base.models.channels_last,
+                    "half_precision": base.models.half_precision,
+                    "inference_runtime": base.models.inference_runtime,
+                    "context_capture": base.context.capture,
                 },
             },
             "process_peak_rss_mib": peak_rss_mib(),
@@ -253,9 +256,9 @@ def run_bench(
                     k: round(sec / (runs * tables), 3)
                     for k, sec in sorted(v.stage_cpu.items(), key=lambda kv: stage_key(kv[0]))
                 }
-        if "embedded" in variants and "fast" in variants:
+        if OFFLINE in variants and "fast" in variants:
             report["embedded_vs_tatr"] = round(
-                report["variants"]["embedded"]["pages_per_s"] / report["variants"]["fast"]["pages_per_s"], 3
+                report["variants"][OFFLINE]["pages_per_s"] / report["variants"]["fast"]["pages_per_s"], 3
             )
         if {"naive", "fast"} <= set(variants) and all(v.runs for v in variants.values()):
             naive, fast = variants["naive"], variants["fast"]
@@ -272,9 +275,9 @@ def run_bench(
             env = {
                 "TABLESIGHT_DETECTION_MODEL": det_ref,
                 "TABLESIGHT_STRUCTURE_MODEL": str_ref,
-                "TABLESIGHT_DEVICE": resolve_device(base.device),
+                "TABLESIGHT_DEVICE": resolve_device(base.models.device),
                 "TABLESIGHT_DPI": str(dpi),
-                "TABLESIGHT_PAGE_OCR": "false",
+                "TABLESIGHT_OCR__PAGE_PASS": "false",
             }
             report["whole_process"] = bench_process.whole_process(list(variants), paths, work, options.rounds, env)
         if options.rss:
@@ -311,7 +314,7 @@ def _warm_up(variant: _Variant, path: Path, store: Path, dpi: int) -> None:
         variant.stages.structure.inner.predict([image.crop((0, 0, image.width, image.height // 4))], 1)
         variant.stages.ocr(image.crop((0, 0, image.width, image.height // 8)))
     else:
-        pages = list(range(1, min(doc.page_count, variant.settings.pipeline_lanes) + 1))  # as many lanes as timed
+        pages = list(range(1, min(doc.page_count, variant.settings.lanes.pipeline_lanes) + 1))  # as many lanes as timed
         list(
             process_pages(
                 doc,
@@ -376,10 +379,10 @@ def _sweep(
             if hasattr(s, "max_batch")
         ],
     )
-    fast.settings = fast.settings.model_copy(update={"detection_batch_size": batch, "structure_batch_size": batch})
+    fast.settings = fast.settings.replace(**{"detection_batch_size": batch, "structure_batch_size": batch})
     for runner, _ in saved[1]:
         runner.max_batch = None
-    cuda = resolve_device(fast.settings.device).startswith("cuda")
+    cuda = resolve_device(fast.settings.models.device).startswith("cuda")
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     try:

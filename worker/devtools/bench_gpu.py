@@ -123,7 +123,7 @@ def _engine_settings(base: Settings, engine: str, options: GpuBenchOptions, work
 
             det = str(one_table_detector(Path(det), Path(det).parent))
         update |= {"detection_model": det, "structure_model": struct}
-    return base.model_copy(update=update)
+    return base.replace(**update)
 
 
 def sweep_engine(
@@ -187,7 +187,7 @@ def run_gpu_bench(
     options.device = check_device(options.device, options.engines)
     work = Path(tempfile.mkdtemp(prefix="tablesight-bench-gpu-"))
     try:
-        pages, corpus = page_images(options, work, settings.dpi)
+        pages, corpus = page_images(options, work, settings.inputs.dpi)
         report: dict[str, Any] = {
             "bench": "gpu",
             "device": options.device,

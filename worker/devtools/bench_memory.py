@@ -35,7 +35,7 @@ def child(engine: str, pdf: Path, out: Path) -> dict[str, Any]:
     from worker.settings import get_settings
     from worker.storage import LocalStorage
 
-    settings = get_settings().model_copy(update={"engine": engine})
+    settings = get_settings().replace(engine=engine)
     stages = load_stages(settings, engine=engine)
     loaded = _rss_mib()
     manifest = extract_document(pdf, stages=stages, storage=LocalStorage(out), settings=settings)

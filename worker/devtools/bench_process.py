@@ -93,7 +93,7 @@ def _naive_main(argv: list[str]) -> int:
     stages = Stages(NaivePredictor(loaded.structure), NaivePredictor(loaded.detector), loaded.ocr)
     storage = LocalStorage(args.out)
     for path in args.files:
-        manifest = run_naive(path, stages, storage, settings, settings.dpi)
+        manifest = run_naive(path, stages, storage, settings, settings.inputs.dpi)
         if manifest["status"] != "complete":
             print(f"{path.name}: {manifest['status']}", file=sys.stderr)
             return 1

@@ -19,16 +19,18 @@ from worker.settings import Settings
 
 
 def naive_settings(base: Settings, default_threads: int, context_capture: bool) -> Settings:
-    """What a first user runs: torch at its default threads, fp32, tesseract's default threads."""
-    return base.model_copy(
-        update={
+    """What a first user runs: torch at its default threads, fp32, tesseract's default threads, and
+    the OCR one call per crop and strip (no page pass)."""
+    return base.replace(
+        **{
             "ocr_threads": 0,
             "channels_last": False,
             "half_precision": False,
             "torch_threads": default_threads,
             "inference_runtime": "torch",
             "context_capture": context_capture,
-        }
+        },
+        ocr={"page_pass": False},
     )
 
 
@@ -60,18 +62,20 @@ def run_naive(
         with stage_clock(timings, "render"):
             image = doc.render(page, dpi)
         with stage_clock(timings, "text_layer"):
-            words = pdf_words(doc, page, dpi) if settings.text_layer else []
+            words = pdf_words(doc, page, dpi) if settings.inputs.text_layer else []
         with stage_clock(timings, "detection"):
             boxes = select_tables(
                 stages.detector.predict([image], 1)[0],
-                threshold=settings.detection_threshold,
-                rotated_threshold=settings.detection_rotated_threshold,
-                merge_iou=settings.detection_merge_iou,
+                threshold=settings.detection.threshold,
+                rotated_threshold=settings.detection.rotated_threshold,
+                merge_iou=settings.detection.merge_iou,
                 page_size=image.size,
             )
         tables = []
         for index, box in enumerate(boxes, 1):
-            crop_box = padded_box(box.bbox, image.size, settings.crop_padding, settings.crop_padding_min_px)
+            crop_box = padded_box(
+                box.bbox, image.size, settings.detection.crop_padding, settings.detection.crop_padding_min_px
+            )
             crop, inside = image.crop(crop_box), words_in_crop(words, crop_box)
             if box.rotated:
                 crop = crop.transpose(Image.Transpose.ROTATE_270)
@@ -84,7 +88,7 @@ def run_naive(
                 with stage_clock(timings, "ocr"):
                     inside = stages.ocr(crop)
             table = FoundTable(page, index, box, crop_box, crop, inside, source)
-            if settings.context_capture and not box.rotated:
+            if settings.context.capture and not box.rotated:
                 with stage_clock(timings, "context"):
                     table.context = table_context(run, box.bbox, image, words, [b.bbox for b in boxes])
             with stage_clock(timings, "reconstruct"):
@@ -110,9 +114,9 @@ def run_naive(
         started=started,
     )
     data = manifest.dump()
-    if settings.link_continued_tables:
+    if settings.context.link_continued_tables:
         data = Manifest.model_validate(
-            attach_logical_tables(data, storage, tolerance=settings.continuation_column_tolerance)
+            attach_logical_tables(data, storage, tolerance=settings.context.continuation_column_tolerance)
         ).dump()
     storage.put_json(manifest_key(doc_id), data)
     return data

@@ -20,9 +20,9 @@ def table_context(run: Run, bbox: BBox, image: Image.Image, words: list[Word], t
             bbox,
             size,
             other_tables=tables,
-            max_gap=s.context_max_gap,
-            caption_max_lines=s.caption_max_lines,
-            notes_max_lines=s.notes_max_lines,
+            max_gap=s.context.max_gap,
+            caption_max_lines=s.context.caption_max_lines,
+            notes_max_lines=s.context.notes_max_lines,
         )
     top, bottom, found = _strip_words(run, bbox, image)
     return capture_context(
@@ -31,9 +31,9 @@ def table_context(run: Run, bbox: BBox, image: Image.Image, words: list[Word], t
         size,
         other_tables=tables,
         seen=(top, bottom),
-        max_gap=s.context_max_gap,
-        caption_max_lines=s.caption_max_lines,
-        notes_max_lines=s.notes_max_lines,
+        max_gap=s.context.max_gap,
+        caption_max_lines=s.context.caption_max_lines,
+        notes_max_lines=s.context.notes_max_lines,
     )
 
 
@@ -41,7 +41,7 @@ def strip_box(run: Run, bbox: BBox, size: tuple[int, int]) -> tuple[int, int, in
     """(x0, top, x1, bottom) in page pixels: the table's width and a little more, from CONTEXT_STRIP_INCHES
     above it to as far below (to the page edge when that is within the page margin)."""
     w, h = size
-    strip = run.settings.context_strip_inches * run.dpi
+    strip = run.settings.context.strip_inches * run.dpi
     x0, x1 = max(0, int(bbox[0] - 0.05 * w)), min(w, int(bbox[2] + 0.05 * w + 1))
     top = max(0, int(bbox[1] - strip))
     top = 0 if top <= PAGE_MARGIN * h else top
@@ -68,14 +68,14 @@ def context_from_words(
         and top <= (w.bbox[1] + w.bbox[3]) / 2 < bottom
         and not bbox[1] <= (w.bbox[1] + w.bbox[3]) / 2 <= bbox[3] + 1
     ]
-    s = run.settings
+    s = run.settings.context
     return capture_context(
         inside,
         bbox,
         image.size,
         other_tables=tables,
         seen=(top, bottom),
-        max_gap=s.context_max_gap,
+        max_gap=s.max_gap,
         caption_max_lines=s.caption_max_lines,
         notes_max_lines=s.notes_max_lines,
     )
