@@ -266,6 +266,13 @@ class OcrSettings(Group):
         "twice), then split the words per table; false: one call per crop and per strip (docs/speed.md)",
     )
 
+    cell_reader: str = Field(
+        "tesseract-digits",
+        description="second reader of the cells of an OCR'd total that does not add up (an OCR engine "
+        "with read_cells: tesseract-digits cuts each cell out, scales it and reads digits); the "
+        "readings that make the sums agree win; none = no second reading",
+    )
+
 
 class StoreSettings(Group):
     """Where results go and how the SQL store reads them."""
@@ -535,7 +542,13 @@ class FlagSettings(Group):
         'merged over the defaults, e.g. {"rotated": 1, "repairs": 0}; '
         "rules: no_structure, spanning_cells, multi_row_header, "
         "projected_row_headers, low_confidence, low_ocr_confidence, rotated, "
-        "many_empty_cells, repairs",
+        "many_empty_cells, repairs, totals_mismatch",
+    )
+
+    totals_check: bool = Field(
+        True,
+        description="check labelled totals against the sum of their members (worker.core.totals); a "
+        "mismatch fires totals_mismatch (and so needs_vision), agreement is recorded as a trust signal",
     )
 
     threshold: float = Field(
@@ -594,6 +607,37 @@ class ApiSettings(Group):
     )
 
 
+class NormaliseSettings(Group):
+    """Page normalisation before detection (models.page_normalise, docs/scans.md)."""
+
+    pages: bool = Field(
+        True,
+        description="turn, deskew (and optionally flatten) pages without a text layer before detection; "
+        "boxes are stored in the page's own coordinates and the transform in its page record",
+    )
+    orientation: Literal["projection", "osd", "off"] = Field(
+        "projection",
+        description="how a page's orientation (0/90/180/270) is found: projection (ink profiles, ~0.1 s, "
+        "tesseract's OSD only where the ink is ambiguous), osd (tesseract --psm 0 on every page, ~3 s), off",
+    )
+    deskew: bool = Field(True, description="straighten pages by the angle of their text and ruling lines")
+    max_skew: float = Field(6.0, ge=0, le=20, description="largest skew searched, degrees either way")
+    min_skew: float = Field(
+        0.3,
+        ge=0,
+        description="smaller estimated skews are left alone (degrees): under 0.3 a row moves < 5 px over a "
+        "1000-px table, and the resampling cost the demo pages a table and a span (docs/scans.md)",
+    )
+    second_pass: bool = Field(
+        True,
+        description="recall fallback: a normalised page where the detector finds no table is detected again "
+        "as it came in (one more detector call on such pages only)",
+    )
+    background: bool = Field(
+        False, description="divide the page by a smooth estimate of its paper (grey, tinted, unevenly lit pages)"
+    )
+
+
 class DevSettings(Group):
     """Developer tools (`tablesight bench`)."""
 
@@ -647,10 +691,11 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
             ("summary_max_tokens", "summary_max_tokens"),
         ],
         "vision": [(f"vision_{f}", f) for f in VisionSettings.model_fields],
-        "flags": [(f"flag_{f}", f) for f in FlagSettings.model_fields],
+        "flags": [(f"flag_{f}", f) for f in FlagSettings.model_fields if f != "totals_check"],  # new: no flat name
         "lanes": [(f, f) for f in LaneSettings.model_fields],
         "api": [(f"api_{f}", f) for f in ApiSettings.model_fields],
         "dev": [(f, f) for f in DevSettings.model_fields],
+        "normalise": [(f"normalise_{f}", f) for f in NormaliseSettings.model_fields],
     }.items()
     for old, field in pairs
 }
@@ -735,6 +780,7 @@ class Settings(BaseSettings):
     lanes: LaneSettings = Field(default_factory=lambda: LaneSettings())
     api: ApiSettings = Field(default_factory=lambda: ApiSettings())
     dev: DevSettings = Field(default_factory=lambda: DevSettings())
+    normalise: NormaliseSettings = Field(default_factory=lambda: NormaliseSettings())
     log_level: str = Field("INFO", description="DEBUG, INFO, WARNING or ERROR")
 
     @classmethod

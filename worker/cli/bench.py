@@ -113,7 +113,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", help="auto, cpu, cuda or cuda:N (default: TABLESIGHT_DEVICE)")
     p.add_argument("--json", metavar="OUT", help="write the report as JSON to OUT ('-': stdout, instead of the table)")
     p.add_argument("--keep", type=Path, metavar="DIR", help="copy the inputs and every run's outputs to DIR")
-    p.add_argument("--seed", type=int, default=0, help="seed of the generated pages")
+    p.add_argument("--seed", type=int, default=0, help="seed of the generated pages and of --degrade")
+    from worker.evaluation.degrade import KINDS, STRENGTHS
+
+    p.add_argument(
+        "--degrade",
+        default=None,
+        metavar="KIND",
+        choices=tuple(KINDS),
+        help="pipeline: every page made a simulated scan of this kind first (worker.evaluation.degrade): "
+        + ", ".join(KINDS),
+    )
+    p.add_argument("--strength", default="moderate", choices=STRENGTHS, help="strength of --degrade")
     p.set_defaults(func=run)
 
 
@@ -178,6 +189,8 @@ def run(args: argparse.Namespace) -> int:
         device=args.device,
         keep=args.keep,
         seed=args.seed,
+        degrade=args.degrade,
+        strength=args.strength,
     )
     report = run_bench(options, get_settings(), log=lambda m: print(f"bench: {m}", file=sys.stderr))
     if args.json and args.json != "-":

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from worker.contract.base import SCHEMA_VERSION, Contract, Number
 from worker.contract.enums import DocStatus, TablesMode, TextSource
+from worker.contract.page_transform import PageTransformRecord
 
 
 class ModelRef(Contract):
@@ -55,7 +56,7 @@ class PageRecord(Contract):
     """What one page's worker wrote. Queue runs add which job and options wrote it, so a re-run
     can tell its own finished pages from stale ones."""
 
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"job_id", "page_options_hash", "models"})
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"job_id", "page_options_hash", "models", "normalisation"})
 
     page: int
     tables: list[TableEntry] = Field(default_factory=list)
@@ -64,6 +65,7 @@ class PageRecord(Contract):
     job_id: str | None = None
     page_options_hash: str | None = None
     models: dict[str, ModelRef] | None = None
+    normalisation: PageTransformRecord | None = None  # when the page was turned or deskewed first
 
 
 class RunOptions(Contract):

@@ -53,6 +53,8 @@ class BenchOptions:
     pages: int = 6  # generated pages; with `data_dir` the densest real pages taken (0: all)
     input_dir: Path | None = None
     data_dir: Path | None = None  # an evaluation set: its PDF pages rasterised (worker.devtools.bench_real)
+    degrade: str | None = None  # a scan simulator kind applied to every page first (bench_degrade)
+    strength: str = "moderate"
     process: bool = False  # also each variant as a fresh process (worker.devtools.bench_process)
     models: str = "auto"  # auto | random | real
     size: Size = "full"  # random models: full (real configuration) | tiny (tests, CI)
@@ -144,6 +146,13 @@ def run_bench(
         else:
             log(f"generating {options.pages} scanned page(s)")
             corpus, source = make_corpus(work / "corpus", options.pages, options.seed), "generated"
+        if options.degrade:  # simulated scans of the same pages (worker.devtools.bench_degrade)
+            from worker.devtools.bench_degrade import degrade_corpus
+
+            if corpus == options.input_dir:  # never rewrite the user's own files
+                corpus = Path(shutil.copytree(corpus, work / "corpus-input"))
+            log(f"degrading the pages: {options.degrade} ({options.strength}, seed {options.seed})")
+            degrade_corpus(corpus, options.degrade, options.strength, options.seed, base.inputs.dpi)
         paths = sorted(corpus.glob("*.pdf"))
         if not paths:
             raise ValueError(f"no PDF files in {corpus}")
@@ -206,7 +215,7 @@ def run_bench(
         report: dict[str, Any] = {
             "bench_version": 1,
             "corpus": {
-                "source": source,
+                "source": source if not options.degrade else f"{source}, degraded {options.degrade}/{options.strength}",
                 "documents": len(paths),
                 "pages": order[0].runs[0].pages if order[0].runs else 0,
                 "tables": count_tables(order[0].runs[0].store) if order[0].runs else 0,

@@ -26,6 +26,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "invert off + dpi hint": {"invert": False, "dpi": True},
     "psm 6": {"psm": 6},
     "psm 4": {"psm": 4},
+    "lines to 28 px": {"line_px": 28},
+    "lines to 32 px": {"line_px": 32},
+    "lines to 40 px": {"line_px": 40},
 }
 
 
@@ -73,6 +76,7 @@ def measure(data_dir: Path, tables: int, dpi: int, variants: list[str]) -> dict[
                 threads=1,
                 invert=o.get("invert", True),
                 dpi=dpi if o.get("dpi") else None,
+                line_px=o.get("line_px"),
             )
             totals[name]["cpu_s"] += _children_cpu() - c0
             got = Counter(_norm(w.text) for w in words)

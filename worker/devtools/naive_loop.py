@@ -44,11 +44,11 @@ def run_naive(
     from worker.contract import Manifest, PageRecord
     from worker.core.detections import padded_box, rotate_words_clockwise, select_tables, words_in_crop
     from worker.inputs import open_document
-    from worker.logical_tables import attach_logical_tables
     from worker.outputs import build_manifest, doc_id_for, manifest_entry, manifest_key, page_key, write_table
     from worker.pipeline.context import table_context
     from worker.pipeline.run import Run
     from worker.pipeline.table import FoundTable, build_table
+    from worker.retrieval.logical_tables import attach_logical_tables
     from worker.text_layer import pdf_words
 
     stage_clock = cpu_clock(cpu if cpu is not None else {})

@@ -8,16 +8,18 @@ Adding one (e.g. PP-OCR in models/ppocr/): write a factory `load(settings: OcrSe
 -> OcrEngine` in its own module, and add one line to `BUILT_IN` below,
 `"ppocr": "models.ppocr.engine:load"` (imported only when chosen), or call
 `register_ocr_engine("ppocr", load)` at run time. To let `auto` choose it, change
-`resolve_ocr_engine`, the one place that settles `auto`.
+`resolve_ocr_engine`, the one place that settles `auto`. An engine that also has
+`read_cells(image, boxes)` can be the second reader of doubted totals (`OCR__CELL_READER`).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from worker.core.types import Word
+from worker.core.totals import Reading
+from worker.core.types import BBox, Word
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -36,12 +38,22 @@ class OcrEngine(Protocol):
     def read(self, image: Image.Image) -> list[Word]: ...
 
 
+class CellReader(Protocol):
+    """An OCR engine that can also read given boxes of an image one by one (a second reading of
+    the cells a total doubts, worker.pipeline.numbers): per box a `Reading` or None."""
+
+    name: str
+
+    def read_cells(self, image: Image.Image, boxes: Sequence[BBox]) -> list[Reading | None]: ...
+
+
 OcrFactory = Callable[["OcrSettings", int], OcrEngine]  # (its settings group, render dpi) -> engine
 
 # name -> "module:factory", imported on first use (torch-free start-up; a missing optional
 # dependency fails only when that engine is chosen).
 BUILT_IN: dict[str, str] = {
     "tesseract": "worker.engines.tesseract:load",
+    "tesseract-digits": "models.cell_readers:load",  # a cell reader (read_cells), not chosen by auto
 }
 _LOADED: dict[str, OcrFactory] = {}
 
@@ -77,3 +89,16 @@ def load_ocr_engine(settings: OcrSettings, dpi: int) -> OcrEngine:
     """The OCR engine the `ocr` settings group chooses, ready to read crops rendered at `dpi`."""
     name, _ = resolve_ocr_engine(settings.engine)
     return _factory(name)(settings, dpi)
+
+
+def load_cell_reader(settings: OcrSettings, dpi: int) -> CellReader | None:
+    """The second cell reader the `ocr` group names (`cell_reader`), or None for "none"."""
+    name = settings.cell_reader
+    if name in ("", "none"):
+        return None
+    if name not in ocr_engine_names():
+        raise ValueError(f"unknown cell reader {name!r} (choose one of {', '.join(ocr_engine_names())}, none)")
+    engine = _factory(name)(settings, dpi)
+    if not callable(getattr(engine, "read_cells", None)):
+        raise ValueError(f"OCR engine {name!r} cannot read cells (it has no read_cells)")
+    return engine  # type: ignore[return-value]

@@ -3,13 +3,14 @@ can bring their own and torch is imported only when real models load."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from PIL import Image
 
-from worker.core.types import Word
+from worker.core.totals import Reading
+from worker.core.types import BBox, Word
 from worker.engines import LEGACY_ENGINE, Detector, Predictor, get_engine, resolve_engine
 from worker.engines.ocr import load_ocr_engine
 from worker.overlap import torch_threads
@@ -27,6 +28,9 @@ class Stages:
     ocr: Callable[[Image.Image], list[Word]]
     threads: Callable[[int], None] | None = None  # sets torch's thread count (see process_pages)
     engine: str = LEGACY_ENGINE  # the registered engine (worker.engines) whose raw output `structure` emits
+    # second reader of single cells for OCR'd totals that do not add up; None: the `read_cells` of
+    # the OCR engine OCR__CELL_READER names (worker.engines.ocr), loaded when first needed
+    cell_reader: Callable[[Image.Image, Sequence[BBox]], list[Reading | None]] | None = None
 
     def models(self) -> dict[str, Any]:
         out = {"structure": _model_entry(self.structure)}

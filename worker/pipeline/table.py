@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PIL import Image
 
 from worker.contract import TableRecord
+from worker.contract.page_transform import PageTransformRecord
 from worker.core.captions import Context
 from worker.core.detections import TableBox, rotate_words_clockwise, words_in_crop
 from worker.core.flags import complexity_flags
 from worker.core.html_out import grid_to_html
+from worker.core.page_transform import PageTransform
 from worker.core.types import Word
 from worker.outputs import table_record
 from worker.overlap import timed
+from worker.pipeline.numbers import check_numbers
 from worker.pipeline.run import Run
 
 
@@ -77,30 +80,58 @@ def settle(table: FoundTable, timings: dict[str, float]) -> None:
 
 
 def build_table(
-    run: Run, table: FoundTable, objects: list[dict[str, Any]], page_size: tuple[int, int]
+    run: Run,
+    table: FoundTable,
+    objects: list[dict[str, Any]],
+    page_size: tuple[int, int],
+    transform: PageTransform | None = None,
+    normalisation: PageTransformRecord | None = None,
 ) -> tuple[TableRecord, str]:
-    """Grid, HTML, flags and serialisations of one settled table: its record and its HTML."""
+    """Grid, HTML, flags and serialisations of one settled table: its record and its HTML.
+
+    On a normalised page (`transform`), the table's box and the page size go back to the page
+    as it came in; the crop, its box and the cells stay on the normalised page the models saw."""
     assert not isinstance(table.words, Future) and not isinstance(table.context, Future), "settle() first"
     built = run.engine.build_grid(objects, table.words, table.crop, run.dpi, run.settings)
-    grid = built.grid
-    flags = complexity_flags(grid, rotated=table.box.rotated, words=table.words, rules=run.settings.flags.rules())
+    numbers = check_numbers(
+        built.grid,
+        text_source=table.text_source,
+        words=table.words,
+        crop=table.crop,
+        stages=run.stages,
+        settings=run.settings,
+        dpi=run.dpi,
+        caption=table.context.caption if table.context else "",
+        notes=list(table.context.notes) if table.context else [],
+    )
+    grid = numbers.grid
+    flags = complexity_flags(
+        grid,
+        rotated=table.box.rotated,
+        words=table.words,
+        rules=run.settings.flags.rules(),
+        totals_mismatches=numbers.mismatches,
+    )
     record = table_record(
         doc_id=run.doc_id,
         page=table.page,
         index=table.index,
         dpi=run.dpi,
-        box=table.box,
+        box=table.box if transform is None else replace(table.box, bbox=transform.box_to_original(table.box.bbox)),
         crop_box=table.crop_box,
         crop_size=table.crop.size,
         text_source=table.text_source,
         grid=grid,
         flags=flags,
         context=table.context,
-        page_size=page_size,
+        page_size=page_size if transform is None else transform.original_size,
         structure=built.structure,
         words=table.words,
         lines=built.lines,
         tokens=built.tokens,
         engine=run.stages.engine,
+        totals=numbers.totals,
+        text_repairs=numbers.repairs,
+        page_transform=normalisation,
     )
     return record, grid_to_html(grid)

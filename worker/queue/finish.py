@@ -15,10 +15,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, cast
 
 from worker.contract import ErrorEntry, Manifest, PageRecord, PageState
-from worker.logical_tables import attach_logical_tables
 from worker.outputs import build_manifest, manifest_key, page_key
 from worker.queue.runtime import Runtime
 from worker.queue.state import TERMINAL, JobState
+from worker.retrieval.logical_tables import attach_logical_tables
 from worker.storage import Storage, StorageError
 from worker.timestamps import utc_now_iso
 

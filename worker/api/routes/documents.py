@@ -72,13 +72,14 @@ async def get_chunks(
     doc_id: str,
     max_tokens: int | None = Query(None, ge=16, le=1_000_000, description="default: TABLESIGHT_CHUNK_MAX_TOKENS"),
 ) -> Response:
-    from worker.cli.chunks import document_chunks
-    from worker.core.chunks import approx_tokens
+    from worker.retrieval.chunks import chunks_for
 
     ids.doc_id(doc_id)
     budget = max_tokens or deps.settings(request).chunks.max_tokens
     try:
-        chunks = await run_in_threadpool(document_chunks, deps.storage(request), doc_id, budget, approx_tokens)
+        chunks = await run_in_threadpool(
+            chunks_for, deps.storage(request), doc_id, deps.settings(request), max_tokens=budget
+        )
     except KeyError:
         raise ApiError(404, f"no document {doc_id} in the store (not processed, or still running)") from None
     body = json.dumps({"doc_id": doc_id, "max_tokens": budget, "chunks": chunks}, ensure_ascii=False).encode()
