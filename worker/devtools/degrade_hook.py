@@ -1,10 +1,7 @@
-"""Where `tablesight bench --degrade KIND` gets its degraded pages.
-
-The scan simulator (`worker.evaluation.degrade`) owns what a degraded page looks like; the bench
-only calls it: `degrade(image, kind, seed) -> image`. Until that module exists, the one kind
-`office` falls back to the sample generator's mild scanner look (worker.devtools.samples.scan_noise:
-grey, skew under 0.5 degrees, slight blur, Gaussian noise), so the bench runs on degraded pages
-either way and says which source it used.
+"""Where `tablesight bench --degrade KIND` gets its degraded pages: for now the geometry-preserving
+`office` look of the sample generator (worker.devtools.samples.scan_noise). The scan simulator
+(worker.evaluation.degrade) also skews and resamples, so using it needs the GT boxes mapped through its
+transform before scoring; until then the bench refuses its other kinds with a clear error.
 """
 
 from __future__ import annotations
