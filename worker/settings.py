@@ -192,6 +192,14 @@ class EmbeddedSettings(Group):
         "CROP_PADDING_MIN_PX",
     )
 
+    threads: int = Field(
+        0,
+        ge=0,
+        description="onnxruntime intra-op threads per embedded-engine model call; 0 = auto: the usable cores "
+        "shared out among the PIPELINE_LANES, like TORCH_THREADS (2 threads per call measured 1.3-2x the CPU "
+        "of 1 for SLANet-plus: docs/speed.md)",
+    )
+
 
 class RefineSettings(Group):
     """Word- and line-based corrections of the structure (worker.core.refine)."""
@@ -262,6 +270,13 @@ class OcrSettings(Group):
 
     ppocr_min_score: float = Field(
         0.5, ge=0, le=1, description="PP-OCR: lines read with a lower mean character probability are dropped"
+    )
+
+    page_pass: bool = Field(
+        True,
+        description="on pages without a text layer, OCR each page's tables and their caption strips in one "
+        "pass over their merged regions (one OCR call per region instead of three per table, no strip read "
+        "twice), then split the words per table; false: one call per crop and per strip (docs/speed.md)",
     )
 
     cell_reader: str = Field(

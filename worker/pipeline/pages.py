@@ -28,9 +28,10 @@ from worker.outputs import manifest_entry, page_key, write_table
 from worker.overlap import SubprocessPool, in_order, subprocess_threads, timed, torch_threads
 from worker.pipeline.context import table_context
 from worker.pipeline.normalise import normalise
+from worker.pipeline.page_ocr import PageRead
 from worker.pipeline.run import PDFIUM_LOCK, PageResult, Run, split_time, stage_clock
 from worker.pipeline.stages import Stages
-from worker.pipeline.table import FoundTable, build_table, crop_table, settle
+from worker.pipeline.table import FoundTable, build_table, crop_table, settle, table_crop_box
 from worker.settings import Settings
 from worker.storage.base import Storage
 from worker.text_layer import pdf_words
@@ -57,7 +58,7 @@ def process_pages(
     busy = min(lanes, len(groups)) or 1
     if stages.threads is not None:  # the cores shared out among the lanes that will be busy
         stages.threads(torch_threads(settings, lanes=busy))
-    with SubprocessPool(subprocess_threads(settings, lanes=busy)) as pool:
+    with SubprocessPool(subprocess_threads(settings, lanes=busy, engine=stages.engine)) as pool:
         run.pool = pool
         yield from in_order(groups, lambda group: process_group(run, group), lanes)
 
@@ -180,8 +181,15 @@ def second_pass(
 def find_tables(run: Run, page: int, loaded: Page, boxes: list[TableBox]) -> list[FoundTable]:
     """Crop every table of a page; OCR and caption capture start in the pool meanwhile."""
     image, words = loaded
+    read = page_read(run, image, words, boxes)
     found = []
     for index, box in enumerate(boxes, 1):
+        if read is not None and box in read.boxes:  # words and context from the page's one OCR pass
+            i = read.boxes.index(box)
+            table = crop_table(run, page, index, box, image, words, read.words[i])
+            table.context = read.contexts[i]
+            found.append(table)
+            continue
         table = crop_table(run, page, index, box, image, words)
         if run.settings.context.capture and run.detecting and not box.rotated:
             assert run.pool is not None
@@ -189,6 +197,15 @@ def find_tables(run: Run, page: int, loaded: Page, boxes: list[TableBox]) -> lis
             table.context = run.pool.submit(timed, table_context, run, box.bbox, image, words, others)
         found.append(table)
     return found
+
+
+def page_read(run: Run, image: Image.Image, words: list[Word], boxes: list[TableBox]) -> PageRead | None:
+    """One OCR pass over the page's upright tables and their caption strips, on scans (OCR__PAGE_PASS)."""
+    s = run.settings
+    upright = [b for b in boxes if not b.rotated]
+    if words or not upright or not (s.ocr.page_pass and s.context.capture and run.detecting) or run.pool is None:
+        return None
+    return PageRead(run, image, upright, [table_crop_box(run, b, image.size) for b in upright])
 
 
 def store_table(

@@ -36,14 +36,25 @@ class FoundTable:
     context: Context | Future[tuple[Context, float]] | None = None
 
 
-def crop_table(
-    run: Run, page: int, index: int, box: TableBox, page_image: Image.Image, page_words: list[Word]
-) -> FoundTable:
-    """The table's crop and its words; OCR, when needed, starts in the pool (see `settle`)."""
+def table_crop_box(run: Run, box: TableBox, page_size: tuple[int, int]) -> tuple[int, int, int, int]:
+    """Where the table is cut from its page: the engine's crop of its box (the page in page mode)."""
     if not run.detecting:
-        crop_box = (0, 0, page_image.width, page_image.height)
-    else:
-        crop_box = run.engine.crop_box(box, page_image.size, run.settings)
+        return (0, 0, page_size[0], page_size[1])
+    return run.engine.crop_box(box, page_size, run.settings)
+
+
+def crop_table(
+    run: Run,
+    page: int,
+    index: int,
+    box: TableBox,
+    page_image: Image.Image,
+    page_words: list[Word],
+    ocr: Future[tuple[list[Word], float]] | None = None,
+) -> FoundTable:
+    """The table's crop and its words; OCR, when needed, starts in the pool (see `settle`), or is
+    `ocr`, the table's share of a page read already under way (worker.pipeline.page_ocr)."""
+    crop_box = table_crop_box(run, box, page_image.size)
     crop = page_image.crop(crop_box)
     inside = words_in_crop(page_words, crop_box)
     if box.rotated:
@@ -51,6 +62,8 @@ def crop_table(
         inside = rotate_words_clockwise(inside, crop_box[3] - crop_box[1])
     if inside:
         return FoundTable(page, index, box, crop_box, crop, inside, "text-layer")
+    if ocr is not None:
+        return FoundTable(page, index, box, crop_box, crop, ocr, "ocr")
     if run.pool is None:
         return FoundTable(page, index, box, crop_box, crop, run.stages.ocr(crop), "ocr")
     return FoundTable(page, index, box, crop_box, crop, run.pool.submit(timed, run.stages.ocr, crop), "ocr")
