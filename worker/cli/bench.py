@@ -127,8 +127,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="KIND",
         choices=tuple(KINDS),
-        help="pipeline: every page made a simulated scan of this kind first (worker.evaluation.degrade): "
-        + ", ".join(KINDS),
+        help="pipeline: every page made a simulated scan of this kind first (worker.evaluation.degrade); "
+        "--peers: the rendered GT pages degraded first (office only, for now): " + ", ".join(KINDS),
     )
     p.add_argument("--strength", default="moderate", choices=STRENGTHS, help="strength of --degrade")
     from worker.cli.bench_api import add_api_arguments

@@ -18,11 +18,6 @@ def add_peer_arguments(p: argparse.ArgumentParser) -> None:
         "fresh process over the same GT pages, wall, CPU, s/page, peak RSS and end-to-end TEDS of the same run "
         "(default peers: img2table,rapid-table; '' for ours alone)",
     )
-    p.add_argument(
-        "--degrade",
-        metavar="KIND",
-        help="--peers: degrade the rendered pages first (the scan simulator's kind, e.g. office)",
-    )
     p.add_argument("--ocr", metavar="NAME", help="--peers: our OCR engine by name (the pipeline's OCR selection)")
     p.add_argument(
         "--setting",
