@@ -61,9 +61,28 @@ def test_header_rows_in_thead_with_th():
     html = grid_to_html(grid)
     head, body = html.split("</thead>")
     assert head.count("<tr>") == 2 and "<td" not in head
-    assert body.count("<tr>") == 2 and "<th" not in body
+    assert body.count("<tr>") == 2 and body.count('<th scope="row">') == 2  # the stub: row labels
+    assert '<th scope="colgroup" colspan="2">' in head and '<th scope="col" rowspan="2">' in head
     back = html_to_grid(html)
     assert back.header_rows == 2 and back.shape_signature() == grid.shape_signature()
+    assert not any(c.is_header for c in back.cells if c.row >= 2)  # row labels are not column headers
+
+
+def test_inferred_header_goes_to_thead_and_stub_cells_are_row_headers():
+    """A grid whose model marked no header: the header the serialisations infer is the
+    HTML's `<thead>` too, and the row labels are `<th scope="row">`."""
+    from worker.core.serialise import serialisations
+    from worker.core.types import Cell, TableGrid
+
+    texts = [["Country", "2007", "2009"], ["Belgium", "12.5", "13.1"], ["France", "8.0", "7.9"]]
+    grid = TableGrid(3, 3, [Cell(r, c, text=t) for r, row in enumerate(texts) for c, t in enumerate(row)])
+    html = grid_to_html(grid)
+    assert html.startswith('<table><thead><tr><th scope="col">Country</th><th scope="col">2007</th>')
+    assert '<tr><th scope="row">Belgium</th><td>12.5</td><td>13.1</td></tr>' in html
+    ser = serialisations(grid)
+    assert ser["header_rows"] == 1 and ser["header_source"] == "inferred"
+    assert html_to_grid(html).header_rows == ser["header_rows"]
+    assert ser["row_lines"][0] == "Country: Belgium; 2007: 12.5; 2009: 13.1"
 
 
 @pytest.mark.parametrize(

@@ -122,11 +122,42 @@ def infer_header_rows(grid: TableGrid, max_rows: int = 4) -> int:
 
 
 def header_rows_of(grid: TableGrid) -> tuple[int, str]:
-    """Header rows to use and where they come from: 'model', 'inferred' or 'none'."""
+    """The one header decision: how many leading rows are the column header, and where that
+    comes from ('model', 'inferred' or 'none').
+
+    The HTML (`<thead>`), the serialisations, the typed columns and the chunks all take it
+    from here, so they never disagree. The model's header wins; without one the rows are
+    inferred, lowered until no cell spans across the header's lower edge (a `<thead>` cannot
+    hold half a cell).
+    """
     if grid.header_rows > 0:
         return grid.header_rows, "model"
     inferred = infer_header_rows(grid)
+    while inferred and any(c.row < inferred < c.row + c.rowspan for c in grid.cells):
+        inferred -= 1
     return (inferred, "inferred") if inferred else (0, "none")
+
+
+def stub_columns(grid: TableGrid, header_rows: int) -> int:
+    """Leading columns holding the row labels (the stub): the first column, unless it holds
+    mostly values, and next ones that hold no values while a column to their right does
+    (`Region | State | 2024`). 0 for a one-column table or a first column of numbers."""
+    if grid.n_cols < 2 or grid.n_rows <= header_rows:
+        return 0
+    slots = slot_cells(grid)
+
+    def value_share(c: int) -> float:
+        texts = [clean(slots[r][c].text) for r in range(header_rows, grid.n_rows) if slots[r][c].col == c]
+        filled = [t for t in texts if t]
+        return sum(is_value_like(t) for t in filled) / len(filled) if filled else 0.0
+
+    shares = [value_share(c) for c in range(grid.n_cols)]
+    if shares[0] >= 0.5:
+        return 0
+    k = 1
+    while k < grid.n_cols - 1 and shares[k] == 0.0 and max(shares[k + 1 :]) >= 0.5:
+        k += 1
+    return k
 
 
 def column_paths(grid: TableGrid, header_rows: int) -> list[list[str]]:
