@@ -98,7 +98,9 @@ def infer_header_rows(grid: TableGrid, max_rows: int = 4) -> int:
 
     def labels_only(r: int) -> bool:
         texts = _row_texts(slots, r)
-        return any(texts[1:]) and not any(is_value_like(t) for t in texts)
+        # a dash in the stub head is a mark, not a value ("—" over a stub of years)
+        stub_ok = not is_value_like(texts[0]) or texts[0].lower() in _PLACEHOLDER
+        return any(texts[1:]) and stub_ok and not any(is_value_like(t) for t in texts[1:])
 
     def units_row(r: int) -> bool:
         texts = [t for c, t in enumerate(_row_texts(slots, r)) if c > 0 and slots[r][c].row == r]
