@@ -128,3 +128,35 @@ def test_parser_rejects_text_without_table():
 
 def test_empty_grid_html():
     assert grid_to_html(grid_from_spec(0, 0, [])) == "<table><tbody></tbody></table>"
+
+
+def test_title_caught_in_the_table_box_is_the_caption_not_a_column_label():
+    """A table's note sentence read as its first row, over every column: written as
+    `<caption>`, left out of every column path, the labels below it kept."""
+    from worker.core.headers import column_labels
+    from worker.core.types import Cell, TableGrid
+    from worker.evaluation.binding import bind
+
+    title = "Table C1: Summary statistics for 2,012 respondents in SAVE 2009."
+    texts = [["Variable", "Mean", "Std. Dev."], ["Age", "50.8", "15.9"], ["Men", "0.47", "0.50"]]
+    cells = [Cell(0, 0, 1, 3, title)] + [
+        Cell(r + 1, c, text=t) for r, row in enumerate(texts) for c, t in enumerate(row)
+    ]
+    grid = TableGrid(4, 3, cells)
+    assert column_labels(grid) == ["Variable", "Mean", "Std. Dev."]
+    html = grid_to_html(grid)
+    assert html.startswith("<table><caption>Table C1: Summary statistics for 2,012 respondents in SAVE 2009.</caption>")
+    assert '<thead><tr><th scope="col">Variable</th><th scope="col">Mean</th>' in html
+    gt = "<table>" + "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in texts) + "</table>"
+    assert bind(html, gt)["bound"] == 4
+
+
+def test_empty_rows_above_the_labels_join_the_header():
+    from worker.core.headers import column_labels, header_rows_of
+    from worker.core.types import Cell, TableGrid
+
+    texts = [["", "", ""], ["", "population 1995 (mn)", "outlets 1996/7 (000)"], ["Germany", "81.9", "73.6"]]
+    texts += [["France", "58.1", "34.8"]]
+    grid = TableGrid(4, 3, [Cell(r, c, text=t) for r, row in enumerate(texts) for c, t in enumerate(row)])
+    assert header_rows_of(grid) == (2, "inferred")
+    assert column_labels(grid)[1:] == ["population 1995 (mn)", "outlets 1996/7 (000)"]

@@ -106,10 +106,13 @@ def infer_header_rows(grid: TableGrid, max_rows: int = 4) -> int:
         texts = [t for c, t in enumerate(_row_texts(slots, r)) if c > 0 and slots[r][c].row == r]
         return any(texts) and all(is_unit_like(t) for t in texts if t)
 
-    if not labels_only(0):
+    lead = 0  # empty rows above the labels (a rule read as a row) belong to the header
+    while lead < grid.n_rows - 2 and not any(_row_texts(slots, lead)):
+        lead += 1
+    if not labels_only(lead):
         return 0
-    k = 1
-    while k < min(max_rows, grid.n_rows - 1) and (labels_only(k) or units_row(k)):
+    k = lead + 1
+    while k < min(max_rows + lead, grid.n_rows - 1) and (labels_only(k) or units_row(k)):
         above_spans = any(cell.colspan > 1 and cell.row + cell.rowspan - 1 == k - 1 for cell in slots[k - 1])
         stub_empty = not clean(slots[k][0].text) or slots[k][0].row < k
         if not (above_spans or stub_empty or units_row(k)):
@@ -162,18 +165,49 @@ def stub_columns(grid: TableGrid, header_rows: int) -> int:
     return k
 
 
+_CAPTION_START = re.compile(r"^(?:table|tab\.|figure|fig\.|exhibit|chart|source|sources|note|notes)\b", re.IGNORECASE)
+
+
+def is_caption_text(text: str) -> bool:
+    """Text that reads as a caption or a note, not a column label: `Table 3: ...`, a sentence
+    (five words or more ending in a full stop), or a dozen words and more."""
+    t = clean(text)
+    words = t.split()
+    return bool(t) and (
+        bool(_CAPTION_START.match(t)) and len(words) >= 2 or (len(words) >= 5 and t.endswith(".")) or len(words) >= 12
+    )
+
+
+def title_rows(grid: TableGrid, header_rows: int) -> int:
+    """Leading header rows that are one cell over every column reading as a caption: the
+    table's title caught inside its box. They are no column label: the HTML writes them as
+    `<caption>`, and no column path holds them."""
+    if grid.n_cols < 2:
+        return 0
+    slots = slot_cells(grid)
+    k = 0
+    while k < header_rows and k < grid.n_rows - 1:
+        cell = slots[k][0]
+        if cell.row != k or cell.rowspan != 1 or cell.colspan != grid.n_cols or not is_caption_text(cell.text):
+            break
+        k += 1
+    return k
+
+
 def column_paths(grid: TableGrid, header_rows: int) -> list[list[str]]:
     """Per column, the distinct header texts above it, top to bottom.
 
     A spanning header cell appears in the path of every column it covers; a cell spanning
-    several header rows appears once; an empty corner gives an empty path.
+    several header rows appears once; an empty corner gives an empty path; a title row
+    (`title_rows`) is no part of any path.
     """
     slots = slot_cells(grid)
+    titles = title_rows(grid, header_rows)
     paths = []
     for c in range(grid.n_cols):
         parts: list[str] = []
         seen: set[int] = set()
-        for r in range(min(header_rows, grid.n_rows)):
+        for r in range(titles, min(header_rows, grid.n_rows)):
             cell = slots[r][c]
             text = label_text(cell.text)
             if id(cell) in seen or not text:

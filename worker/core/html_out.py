@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from worker.core.headers import header_rows_of, stub_columns
+from worker.core.headers import header_rows_of, stub_columns, title_rows
 from worker.core.types import Cell, TableGrid
 
 
@@ -23,10 +23,12 @@ def grid_to_html(grid: TableGrid) -> str:
     The header rows (`header_rows_of`: the model's, else inferred, the same decision the
     serialisations use) go to `<thead>` as `<th scope="col">` (`colgroup` when spanning
     columns); the stub's body cells (row labels) are `<th scope="row">`; header cells further
-    down (a repeated header) stay in `<tbody>` but keep `<th>`. Spans never cross the
+    down (a repeated header) stay in `<tbody>` but keep `<th>`; a title caught in the table's
+    box as its first row (`title_rows`) is the `<caption>`. Spans never cross the
     thead/tbody boundary, so the HTML table model reproduces the grid exactly.
     """
     header_rows = header_rows_of(grid)[0]
+    titles = title_rows(grid, header_rows)
     stub = stub_columns(grid, header_rows)
     starts: dict[int, list[Cell]] = {}
     for cell in grid.cells:
@@ -43,10 +45,13 @@ def grid_to_html(grid: TableGrid) -> str:
             else:
                 tags.append(_cell_html(c, "th" if c.is_header else "td"))
         rows.append(f"<tr>{''.join(tags)}</tr>")
-    head = "".join(rows[:header_rows])
+    head = "".join(rows[titles:header_rows])
     body = "".join(rows[header_rows:])
     out = "<table>"
-    if header_rows:
+    if titles:
+        caption = " ".join(c.text for c in grid.cells if c.row < titles)
+        out += f"<caption>{escape(caption, quote=True)}</caption>"
+    if header_rows > titles:
         out += f"<thead>{head}</thead>"
     out += f"<tbody>{body}</tbody></table>"
     return out

@@ -17,7 +17,9 @@ is the same value in the predicted table, under a similar row label and a simila
   cell is the text of the stub columns left of it in its row (row spans repeated).
 - Column path. The texts of the header cells over the cell's columns, top to bottom, spans
   repeated into every column they cover, dot leaders dropped.
-- Labels compare as case-folded letters and digits. They are similar when their numbers
+- Labels compare as case-folded letters and digits. Where the ground truth has no label
+  (an empty stub cell, a table whose ground truth starts below its header), any predicted
+  label passes: there is nothing to be wrong about. They are similar when their numbers
   (digit runs such as years) are the same, and the edit distance of the rest is at most one
   character in ten of the ground truth's (so `Totai` for `Total` fails, a slip in
   `Hydro-fluorocarbons` passes, and `2007` never passes for `2009`).
@@ -82,7 +84,7 @@ def label_norm(text: str) -> str:
 @lru_cache(maxsize=65536)
 def similar(gt: str, pred: str) -> bool:
     """Whether a predicted label reads as the ground truth's (both already `label_norm`ed)."""
-    if gt == pred:
+    if gt == pred or not gt:  # no ground-truth label: nothing to be wrong about
         return True
     if _DIGITS.findall(gt) != _DIGITS.findall(pred):
         return False
