@@ -247,3 +247,25 @@ def test_caption_count_unit_never_reaches_percent_rate_or_their_margin_columns()
     assert "Poverty rate: 11.1" in line and "Value (EUR million): 1,204" in line
     grouped = column_units([["Sales (EUR million)", "Total"], ["Sales (EUR million)", "Share %"]], [True, True])
     assert grouped == [{"unit": "EUR million", "source": "spanning header"}, {"unit": "%", "source": "header"}]
+
+
+def test_leader_debris_leaves_row_labels_but_cell_text_keeps_what_was_read():
+    """OCR of a dotted leader on a scan: `All ages ee ee ee ee)`, `With a disability cece`."""
+    from worker.core.headers import label_text
+    from worker.core.html_out import grid_to_html
+
+    texts = [
+        ["Characteristic", "Number", "Percent"],
+        ["All ages ee ee ee ee)", "36,950", "12.6"],
+        ["With a disability cece", "4,704", "21.0"],
+        ["Under 18 years . . . . .", "12,896", "17.6"],
+        ["Type of it", "5", "1.0"],
+    ]
+    grid = TableGrid(5, 3, [Cell(r, c, text=t) for r, row in enumerate(texts) for c, t in enumerate(row)])
+    lines = serialisations(grid)["row_lines"]
+    assert lines[0] == "Characteristic: All ages; Number: 36,950; Percent: 12.6"
+    assert lines[1].startswith("Characteristic: With a disability; ")
+    assert lines[2].startswith("Characteristic: Under 18 years; ")
+    assert lines[3].startswith("Characteristic: Type of it; ")  # short real words are no debris
+    assert "All ages ee ee ee ee)" in grid_to_html(grid)  # the cell keeps what was read
+    assert label_text("Sweden ce ce ce ce") == "Sweden" and label_text("Vitamin E") == "Vitamin E"

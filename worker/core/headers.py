@@ -31,10 +31,41 @@ def clean(text: str) -> str:
 _LEADER = re.compile(r"(?:\s*[.·…_]){3,}\s*$")
 
 
+# OCR reads a dot leader on a scan as short letter runs ("All ages ee ee ee ee)", "With a
+# disability cece"): tokens of one or two letters repeated, ending the label.
+_DEBRIS_TOKEN = re.compile(r"^[^\w]*([a-z]{1,2})\1*[^\w]*$", re.IGNORECASE)
+
+
+def _strip_leader_debris(t: str) -> str:
+    """The label without a trailing run of leader debris: at least two repeats of the same
+    one- or two-letter unit (`ee ee`, `cece`, `. e e e`), never the whole label."""
+    tokens = t.split()
+    k = len(tokens)
+    units: list[str] = []
+    repeats = 0
+    while k > 1:
+        m = _DEBRIS_TOKEN.match(tokens[k - 1])
+        if not m or len(tokens[k - 1].strip(".,:;·)(")) > 8:
+            break
+        unit = m.group(1).lower()
+        if units and unit != units[-1]:
+            break
+        repeats += max(1, len(tokens[k - 1].strip(".,:;·)(")) // len(unit))
+        units.append(unit)
+        k -= 1
+    # two debris tokens (`ee ee`), or one token repeating its unit (`cece`, four letters and more)
+    single = len(units) == 1 and len(tokens[-1].strip(".,:;·)(")) >= 4
+    if repeats >= 2 and (len(units) >= 2 or single):
+        return " ".join(tokens[:k])
+    return t
+
+
 def label_text(text: str) -> str:
-    """A cell's text as a label: whitespace collapsed and trailing dot leaders removed."""
+    """A cell's text as a label: whitespace collapsed, trailing dot leaders removed, and the
+    letters OCR makes of a leader on a scan (`All ages ee ee ee`). Cell text keeps them."""
     t = clean(text)
-    stripped = _LEADER.sub("", t).rstrip(" :")
+    stripped = _strip_leader_debris(_LEADER.sub("", t).rstrip(" :"))
+    stripped = _LEADER.sub("", stripped).rstrip(" :")
     return stripped or t
 
 
