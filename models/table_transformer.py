@@ -26,10 +26,9 @@ from models import weights
 from models.device import configure_threads, inference_dtype, resolve_device
 from models.onnx_graph import OnnxSession, cached_graph, load_session, resolve_runtime
 from worker.core.types import STRUCTURE_LABELS
-from worker.overlap import torch_threads
 
 if TYPE_CHECKING:
-    from worker.settings import Settings
+    from worker.settings import ModelSettings
 
 logger = logging.getLogger(__name__)
 
@@ -302,21 +301,24 @@ class TableTransformer:
             return postprocess(out.logits, out.pred_boxes, sizes, self.id2label)
 
 
-def load_detector(settings: Settings) -> TableTransformer:
+def load_detector(settings: ModelSettings, threads: int = 0) -> TableTransformer:
     """The table detector named by DETECTION_MODEL (longest side 800)."""
     return _load(
-        settings, settings.detection_model, DETECTION_MAX_SIZE, settings.detection_batch_size, DETECTION_LABELS
+        settings, settings.detection_model, DETECTION_MAX_SIZE, settings.detection_batch_size, DETECTION_LABELS, threads
     )
 
 
-def load_structure(settings: Settings) -> TableTransformer:
+def load_structure(settings: ModelSettings, threads: int = 0) -> TableTransformer:
     """The structure recogniser named by STRUCTURE_MODEL (longest side 1000)."""
     return _load(
-        settings, settings.structure_model, STRUCTURE_MAX_SIZE, settings.structure_batch_size, STRUCTURE_LABELS
+        settings, settings.structure_model, STRUCTURE_MAX_SIZE, settings.structure_batch_size, STRUCTURE_LABELS, threads
     )
 
 
-def _load(settings: Settings, ref: str, max_size: int, batch_size: int, labels: tuple[str, ...]) -> TableTransformer:
+def _load(
+    settings: ModelSettings, ref: str, max_size: int, batch_size: int, labels: tuple[str, ...], threads: int
+) -> TableTransformer:
+    """`threads`: ONNX Runtime's intra-op threads (0: TORCH_THREADS, else 1), fixed per session."""
     configure_threads(settings.torch_threads)
     return TableTransformer.load(
         ref,
@@ -330,7 +332,7 @@ def _load(settings: Settings, ref: str, max_size: int, batch_size: int, labels: 
         cpu_batch_size=settings.cpu_batch_size,
         runtime=settings.inference_runtime,
         onnx_cache_dir=settings.onnx_cache_dir,
-        threads=torch_threads(settings),
+        threads=threads or settings.torch_threads or 1,
     )
 
 

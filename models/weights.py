@@ -184,8 +184,10 @@ def _one_line(error: BaseException) -> str:
 
 
 def _advice() -> str:
+    from worker.engines import offline_hint  # names the offline engine and the command that fills its folder
+
     return (
         "Run `tablesight models download --dir D` on a machine with hub access, copy D here and set "
         "TABLESIGHT_MODELS_DIR=D (with HF_HUB_OFFLINE=1 to skip hub look-ups), or set the model to a "
-        "local folder that holds config.json and the weights."
+        f"local folder that holds config.json and the weights. {offline_hint()}"
     )

@@ -58,7 +58,9 @@ def test_the_table_and_bad_arguments(capsys: pytest.CaptureFixture[str], report:
 
 
 def test_the_stand_in_is_off_unless_asked_for(tmp_path: Path) -> None:
-    assert Settings(_env_file=None).bench_stand_in_pages is False
+    from worker.settings import DevHooks
+
+    assert DevHooks().bench_stand_in_pages is False and not hasattr(Settings(_env_file=None), "bench_stand_in_pages")
     from worker.devtools.queue_bench import BENCH_SETTINGS
 
     assert BENCH_SETTINGS["bench_stand_in_pages"] == 1  # only the bench turns it on, for its own workers

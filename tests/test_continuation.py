@@ -148,7 +148,7 @@ def oracle_stages(
     for size, bbox, cells, n_rows, n_cols, header in tables:
         detections.append([{"label": "table", "score": 0.99, "bbox": list(bbox)}])
         x0, y0, x1, y1 = padded_box(
-            bbox, (int(size[0]), int(size[1])), settings.crop_padding, settings.crop_padding_min_px
+            bbox, (int(size[0]), int(size[1])), settings.detection.crop_padding, settings.detection.crop_padding_min_px
         )
         local = [
             GtCell(
@@ -191,7 +191,7 @@ def test_born_digital_table_over_two_pages_is_one_logical_table(tmp_path, capsys
         writer.append(str(tmp_path / p))
     writer.write(pdf)
     settings = Settings(dpi=72, detection_batch_size=2, pipeline_lanes=1)
-    s = settings.dpi / 72
+    s = settings.inputs.dpi / 72
     tables = []
     for truth in (first, second):
         cells = [
@@ -323,7 +323,7 @@ def test_dev_table_split_across_two_pages_is_merged(tmp_path, caplog):
     assert header == 1
     tables = []
     for rows, top in ((range(0, split_row), height), (range(split_row, rec["n_rows"]), cut)):
-        cells = gt_part_cells(rec, rows, top, settings.dpi)
+        cells = gt_part_cells(rec, rows, top, settings.inputs.dpi)
         bbox = (
             min(c.bbox[0] for c in cells),
             min(c.bbox[1] for c in cells),  # type: ignore[index]

@@ -84,10 +84,10 @@ def test_scanned_pdf_every_file_of_the_contract(tiny_models, scanned_pdf, tmp_pa
             item.objects,
             item.words,
             item.image_size,
-            settings.thresholds(),
-            settings.duplicate_overlap,
+            settings.structure.thresholds(),
+            settings.structure.duplicate_overlap,
             item.lines,
-            settings.refine_rules(),
+            settings.refine.rules(),
         )
         assert grid_to_html(grid) == (folder / f"{entry['table_id']}.html").read_text().rstrip("\n")
     # every detection query predicts the same table: one table per page, not fifteen

@@ -91,7 +91,7 @@ def test_weights_threshold_and_switching_rules_off():
 
 def test_rules_from_settings_merge_over_defaults():
     s = Settings(flag_weights={"rotated": 1.0}, flag_threshold=1.0, flag_low_confidence=0.9)
-    rules = s.flag_rules()
+    rules = s.flags.rules()
     assert rules.weight("rotated") == 1.0 and rules.weight("spanning_cells") == 1.0
     assert rules.low_confidence == 0.9
     flags = complexity_flags(grid_from_spec(2, 2, []), rotated=True, rules=rules)
@@ -103,7 +103,7 @@ def test_rules_from_settings_merge_over_defaults():
 def test_env_json_weights(monkeypatch):
     monkeypatch.setenv("TABLESIGHT_FLAG_WEIGHTS", '{"repairs": 0}')
     monkeypatch.setenv("TABLESIGHT_FLAG_THRESHOLD", "2")
-    rules = Settings(_env_file=None).flag_rules()
+    rules = Settings(_env_file=None).flags.rules()
     assert rules.weight("repairs") == 0 and rules.threshold == 2
 
 

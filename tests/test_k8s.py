@@ -168,7 +168,7 @@ def test_gpu_worker_gets_one_gpu_on_gpu_nodes_with_one_process() -> None:
     args = worker_args(gpu)
     assert option(args, "--queues") == "pages,vision" and option(args, "--concurrency") == "1"
     assert c["image"].endswith(":gpu")
-    assert container_settings(docs, gpu).device == "cuda"
+    assert container_settings(docs, gpu).models.device == "cuda"
     # no other workload asks for a GPU, and the CPU overlay has none at all
     assert [n for n, d in by_kind(docs, "Deployment").items() if "nvidia.com/gpu" in str(d)] == ["tablesight-pages-gpu"]
     assert "nvidia.com/gpu" not in str(render(K8S / "overlays" / "cpu"))
@@ -181,7 +181,7 @@ def test_every_worker_names_its_queues(overlay: tuple[str, list[dict[str, Any]]]
     assert queues[f"tablesight-pages-{name}"] == "pages,vision"
     s = Settings(_env_file=None)
     consumed = {q for qs in queues.values() for q in qs.split(",")}
-    assert consumed == {s.queue_docs, s.queue_pages, s.queue_vision}  # every queue has a consumer
+    assert consumed == {s.queue.docs, s.queue.pages, s.queue.vision}  # every queue has a consumer
 
 
 def test_stopping_pods_outlive_a_page(overlay: tuple[str, list[dict[str, Any]]]) -> None:
@@ -193,17 +193,17 @@ def test_stopping_pods_outlive_a_page(overlay: tuple[str, list[dict[str, Any]]])
     for name, d in workers(docs).items():
         s = container_settings(docs, d)  # raises if the validator refuses them
         grace = pod_spec(d)["terminationGracePeriodSeconds"]
-        assert grace > s.task_time_limit, name
-        assert grace > (s.vision_task_time_limit or s.task_time_limit), name
-        assert s.visibility_timeout > s.task_time_limit + s.retry_backoff_max
+        assert grace > s.queue.task_time_limit, name
+        assert grace > (s.vision.task_time_limit or s.queue.task_time_limit), name
+        assert s.queue.visibility_timeout > s.queue.task_time_limit + s.queue.retry_backoff_max
         so = objects[name]["spec"]
         assert so["cooldownPeriod"] >= grace
         down = so["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]["scaleDown"]
-        assert down["stabilizationWindowSeconds"] >= s.task_time_limit
+        assert down["stabilizationWindowSeconds"] >= s.queue.task_time_limit
     defaults = Settings(_env_file=None)  # the values the ConfigMap restates are the real defaults
     config = by_kind(docs, "ConfigMap")["tablesight-config"]["data"]
     for field in ("task_soft_time_limit", "task_time_limit", "retry_backoff_max", "visibility_timeout"):
-        assert float(config[f"TABLESIGHT_{field.upper()}"]) == getattr(defaults, field), field
+        assert float(config[f"TABLESIGHT_{field.upper()}"]) == getattr(defaults.queue, field), field
 
 
 def test_memory_limits_leave_room_for_the_recycle_threshold(overlay: tuple[str, list[dict[str, Any]]]) -> None:
@@ -211,7 +211,7 @@ def test_memory_limits_leave_room_for_the_recycle_threshold(overlay: tuple[str, 
     for name, d in workers(docs).items():
         res = pod_spec(d)["containers"][0]["resources"]
         request, limit = memory_bytes(res["requests"]["memory"]), memory_bytes(res["limits"]["memory"])
-        child = container_settings(docs, d).worker_max_memory_per_child * 1024
+        child = container_settings(docs, d).queue.worker_max_memory_per_child * 1024
         assert request <= limit and child + 256 * 2**20 <= limit, name  # + the main process and tools
     page_worker = workers(docs)[f"tablesight-pages-{overlay[0]}"]
     # at least the measured ~2 GiB peak of one pool process with both models (README)

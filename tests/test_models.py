@@ -24,7 +24,7 @@ from models.table_transformer import (
 )
 from models.weights import WeightsNotFound
 from worker.core.types import STRUCTURE_LABELS
-from worker.settings import Settings
+from worker.settings import ModelSettings
 
 
 @pytest.fixture(scope="module")
@@ -58,12 +58,12 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(transformers.utils.hub, "_is_offline_mode", True)
 
 
-def cpu_model_settings(**kwargs: object) -> Settings:
+def cpu_model_settings(**kwargs: object) -> ModelSettings:
     """CPU, no models folder; cpu_batch_size=0 so the batching tests below really batch."""
     base: dict[str, object] = dict(
         device="cpu", models_dir=None, torch_threads=0, half_precision=True, cpu_batch_size=0
     )
-    return isolated_settings(**{**base, **kwargs})
+    return isolated_settings(**{**base, **kwargs}).models  # a model gets its own group only
 
 
 def _table_image(width: int, height: int, rows: int = 6, mode: str = "RGB") -> Image.Image:

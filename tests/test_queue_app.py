@@ -55,10 +55,10 @@ def test_celery_config_comes_from_the_settings():
 def test_default_timing_reruns_a_lost_page_within_two_minutes():
     s = settings()
     # a lost node's task is handed out again after the visibility timeout, found by a sweep
-    assert s.visibility_timeout + s.unacked_restore_interval <= 100
+    assert s.queue.visibility_timeout + s.queue.unacked_restore_interval <= 100
     # ... and no live task is handed out twice: it ends (retry delays included) before that
-    assert s.task_soft_time_limit < s.task_time_limit
-    assert s.task_time_limit + s.retry_backoff_max < s.visibility_timeout
+    assert s.queue.task_soft_time_limit < s.queue.task_time_limit
+    assert s.queue.task_time_limit + s.queue.retry_backoff_max < s.queue.visibility_timeout
     with pytest.raises(ValueError, match="VISIBILITY_TIMEOUT"):
         settings(visibility_timeout=60, task_time_limit=60, task_soft_time_limit=50)
     with pytest.raises(ValueError, match="SOFT"):

@@ -32,7 +32,7 @@ def cluster(tmp_path_factory, tiny_models):
     )
     workers = [Worker("w1", env, root).start()]
     # the client's own file limit is the default: the workers' smaller one is tested through the queue
-    client = JobClient(settings_from_env(env).model_copy(update={"max_file_bytes": 500 * 1024 * 1024}))
+    client = JobClient(settings_from_env(env).replace(**{"max_file_bytes": 500 * 1024 * 1024}))
     yield {"root": root, "env": env, "client": client, "workers": workers, "store": root / "store", "server": server}
     client.close()
     for w in workers:
@@ -158,7 +158,7 @@ def test_bad_input_fails_fast_with_the_reason_and_the_worker_keeps_serving(clust
         assert f"{job_id}.p0" not in log
     assert client.wait(good, timeout=60)["status"] == "complete"
     # the client refuses an input over its own limit without uploading it
-    small = JobClient(client.settings.model_copy(update={"max_file_bytes": 1000}))
+    small = JobClient(client.settings.replace(**{"max_file_bytes": 1000}))
     refused = small.enqueue(sample_pdf(tmp_path / "refused.pdf", 1, seed=4))
     assert small.status(refused)["status"] == "failed"
     assert "over the limit" in small.result(refused)["errors"][0]["reason"]

@@ -123,24 +123,24 @@ class Document:
 def open_document(path: Path | str, *, settings: Settings) -> Document:
     """Validate `path` (existence, size, kind by magic bytes, readability) and describe it."""
     path = Path(path)
-    _check_file(path, settings.max_file_bytes)
+    _check_file(path, settings.inputs.max_file_bytes)
     head, digest = _read_head_and_hash(path)
     sniffed = sniff_kind(head)
     if sniffed is None:
         raise InputError(str(path), f"not a PDF or image (starts with {head[:12]!r})")
     kind, image_format = sniffed
     if kind == "pdf":
-        page_sizes = _pdf_page_sizes(path, settings.max_pages)
+        page_sizes = _pdf_page_sizes(path, settings.inputs.max_pages)
     else:
         assert image_format is not None
-        page_sizes = _image_page_sizes(path, image_format, settings.max_pages)
+        page_sizes = _image_page_sizes(path, image_format, settings.inputs.max_pages)
     return Document(
         path=path,
         kind=kind,
         page_count=len(page_sizes),
         sha256=digest,
         page_sizes=tuple(page_sizes),
-        max_page_pixels=settings.max_page_pixels,
+        max_page_pixels=settings.inputs.max_page_pixels,
         image_format=image_format,
     )
 

@@ -73,8 +73,11 @@ def table_record(
     words: Sequence[Word],
     lines: RulingLines | None = None,
     tokens: Sequence[StructureToken] | None = None,
+    engine: str | None = None,
 ) -> TableRecord:
-    """The stored record of one table (`<table_id>.json`), checked against the contract."""
+    """The stored record of one table (`<table_id>.json`), checked against the contract.
+
+    `engine` names the replay format of `structure` (worker.core.replay.FORMATS)."""
     tid = table_id(page, index)
     ctx = TableContext(context.caption if context else "", list(context.notes) if context else [], [page])
     return TableRecord.model_validate(
@@ -100,6 +103,7 @@ def table_record(
                 image=f"{tid}.png",
                 lines=lines,
                 tokens=list(tokens) if tokens is not None else None,
+                engine=engine,
             ),
         }
     )

@@ -39,7 +39,7 @@ def torch_threads(settings: Settings, lanes: int | None = None) -> int:
     2-3x slower per page on a loaded 2-core host: a descheduled thread stalls the barrier.
     `lanes` is how many will be busy (one for a one-page queue task); default PIPELINE_LANES.
     """
-    return settings.torch_threads or max(1, usable_cores() // (lanes or settings.pipeline_lanes))
+    return settings.models.torch_threads or max(1, usable_cores() // (lanes or settings.lanes.pipeline_lanes))
 
 
 def subprocess_threads(settings: Settings, lanes: int | None = None) -> int:
@@ -48,7 +48,7 @@ def subprocess_threads(settings: Settings, lanes: int | None = None) -> int:
     Measured on 2 cores with 2 lanes: 1 worker beside them used ~4% less CPU per page than 2
     (fewer runnable threads than cores to share) and was as fast or faster end to end.
     """
-    return settings.subprocess_threads or max(1, usable_cores() - (lanes or settings.pipeline_lanes))
+    return settings.lanes.subprocess_threads or max(1, usable_cores() - (lanes or settings.lanes.pipeline_lanes))
 
 
 class SubprocessPool:

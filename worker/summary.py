@@ -77,7 +77,7 @@ def summarise(storage: Storage, doc_id: str, table: LogicalTable, settings: Sett
     from models.vision.base import VisionError
     from models.vision.openai_reader import OpenAIReader
 
-    if settings.vision_backend != "openai" or not settings.vision_model:
+    if settings.vision.backend != "openai" or not settings.vision.model:
         raise VisionError(
             "summaries need an OpenAI-compatible server: set TABLESIGHT_VISION_BACKEND=openai, "
             "TABLESIGHT_VISION_URL and TABLESIGHT_VISION_MODEL"
@@ -85,9 +85,9 @@ def summarise(storage: Storage, doc_id: str, table: LogicalTable, settings: Sett
     description = describe(table)
     rows = "\n".join(table.serialisations.get("row_lines", [])[:SAMPLE_LINES]) or "(none)"
     prompt = PROMPT.format(description=description, rows=rows)
-    reader = OpenAIReader.from_settings(settings, settings.vision_model)
+    reader = OpenAIReader.from_settings(settings, settings.vision.model)
     started = time.perf_counter()
-    answer = reader.complete(prompt, max_tokens=settings.summary_max_tokens)
+    answer = reader.complete(prompt, max_tokens=settings.chunks.summary_max_tokens)
     text = " ".join(answer.text.split())
     if not text:
         raise VisionError(f"the model sent an empty summary for {table.table_id}")
@@ -96,7 +96,7 @@ def summarise(storage: Storage, doc_id: str, table: LogicalTable, settings: Sett
         "table_id": table.table_id,
         "summary": text,
         "backend": "openai",
-        "model": settings.vision_model,
+        "model": settings.vision.model,
         "prompt_version": SUMMARY_PROMPT_VERSION,
         "description_sha256": hashlib.sha256(description.encode("utf-8")).hexdigest(),
         "latency_s": round(time.perf_counter() - started, 3),

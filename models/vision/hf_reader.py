@@ -153,23 +153,23 @@ def load_transformers_reader(settings: Settings, model: str) -> TransformersRead
     """The reader for these settings, loaded once per process and reused."""
     key = (
         model,
-        str(settings.models_dir),
-        settings.device,
-        settings.half_precision,
-        settings.vision_max_new_tokens,
-        settings.vision_temperature,
-        settings.vision_max_image_side,
+        str(settings.models.models_dir),
+        settings.models.device,
+        settings.models.half_precision,
+        settings.vision.max_new_tokens,
+        settings.vision.temperature,
+        settings.vision.max_image_side,
     )
     with _LOCK:
         if key not in _CACHE:
-            configure_threads(settings.torch_threads)
+            configure_threads(settings.models.torch_threads)
             _CACHE[key] = TransformersReader.load(
                 model,
-                models_dir=settings.models_dir,
-                device=settings.device,
-                half_precision=settings.half_precision,
-                max_new_tokens=settings.vision_max_new_tokens,
-                temperature=settings.vision_temperature,
-                max_image_side=settings.vision_max_image_side,
+                models_dir=settings.models.models_dir,
+                device=settings.models.device,
+                half_precision=settings.models.half_precision,
+                max_new_tokens=settings.vision.max_new_tokens,
+                temperature=settings.vision.temperature,
+                max_image_side=settings.vision.max_image_side,
             )
         return _CACHE[key]

@@ -66,16 +66,16 @@ class OpenAIReader:
     @classmethod
     def from_settings(cls, s: Settings, model: str) -> OpenAIReader:
         return cls(
-            s.vision_url,
+            s.vision.url,
             model,
-            api_key=s.vision_api_key,
-            timeout=s.vision_timeout,
-            retries=s.vision_retries,
-            backoff=s.vision_retry_backoff,
-            backoff_max=s.vision_retry_backoff_max,
-            max_tokens=s.vision_max_new_tokens,
-            temperature=s.vision_temperature,
-            max_image_side=s.vision_max_image_side,
+            api_key=s.vision.api_key,
+            timeout=s.vision.timeout,
+            retries=s.vision.retries,
+            backoff=s.vision.retry_backoff,
+            backoff_max=s.vision.retry_backoff_max,
+            max_tokens=s.vision.max_new_tokens,
+            temperature=s.vision.temperature,
+            max_image_side=s.vision.max_image_side,
         )
 
     def request_body(self, image: Image.Image, prompt: str) -> dict[str, Any]:

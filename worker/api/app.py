@@ -108,9 +108,9 @@ def create_app(settings: Settings | None = None, client: JobClient | None = None
         lifespan=lifespan,
     )
     job_client.app, job_client.storage  # noqa: B018 - built now, not lazily by two request threads at once
-    origins = split_csv(settings.api_cors_origins)
+    origins = split_csv(settings.api.cors_origins)
     app.state.client = job_client
-    app.state.auth = Auth(settings.api_tokens, origins)
+    app.state.auth = Auth(settings.api.tokens, origins)
     install_error_handlers(app)
 
     @app.exception_handler(redis.exceptions.RedisError)
@@ -129,7 +129,7 @@ def create_app(settings: Settings | None = None, client: JobClient | None = None
         app.include_router(module.router)
     app.mount("/ui/static", StaticFiles(directory=str(Path(__file__).parent / "static")), name="static")
 
-    app.add_middleware(BodyLimit, limit=settings.api_max_upload_bytes)
+    app.add_middleware(BodyLimit, limit=settings.api.max_upload_bytes)
     if origins:
         app.add_middleware(
             CORSMiddleware,

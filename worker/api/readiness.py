@@ -48,7 +48,7 @@ async def _run(fn: Any, client: JobClient) -> tuple[bool, Any]:
 
 async def readiness(client: JobClient) -> tuple[bool, dict[str, Any]]:
     s = client.settings
-    needed = [s.queue_docs, s.queue_pages]
+    needed = [s.queue.docs, s.queue.pages]
     (broker_ok, workers), (state_ok, state), (store_ok, store) = await asyncio.gather(
         _run(_broker_and_workers, client), _run(_job_state, client), _run(_store, client)
     )
@@ -58,7 +58,7 @@ async def readiness(client: JobClient) -> tuple[bool, dict[str, Any]]:
         "store": "ok" if store_ok else store,
     }
     consumers = workers if broker_ok else {}
-    queues = {q: sorted(n for n, qs in consumers.items() if q in qs) for q in [*needed, s.queue_vision]}
+    queues = {q: sorted(n for n, qs in consumers.items() if q in qs) for q in [*needed, s.queue.vision]}
     missing = [q for q in needed if not queues[q]]
     checks["workers"] = "ok" if broker_ok and not missing else f"no worker consumes {', '.join(missing)}"
     ready = broker_ok and state_ok and store_ok and not missing

@@ -13,7 +13,7 @@ SCAN_LIMIT = 20_000  # keys looked at, at most: the list stays cheap on a busy R
 
 def recent_documents(client: JobClient, limit: int = 50) -> list[dict[str, Any]]:
     """Newest job per document, newest first."""
-    prefix = client.settings.job_key_prefix
+    prefix = client.settings.queue.job_key_prefix
     job_key = re.compile(rf"^{re.escape(prefix)}:job:[0-9a-f]{{32}}$")
     keys = []
     for n, key in enumerate(client.state.r.scan_iter(match=f"{prefix}:job:*", count=1000)):

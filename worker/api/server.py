@@ -26,7 +26,7 @@ def is_loopback(host: str) -> bool:
 
 def bind_problem(host: str, settings: Settings) -> str | None:
     """Why the server must not start on `host`, or None."""
-    if split_csv(settings.api_tokens) or is_loopback(host):
+    if split_csv(settings.api.tokens) or is_loopback(host):
         return None
     return (
         f"refusing to listen on {host} without authentication: set TABLESIGHT_API_TOKENS "

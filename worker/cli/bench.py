@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from worker.engines import QUEUE_DEFAULT, engine_names
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -83,8 +85,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--variants", default=None, help="comma-separated: naive, fast, embedded (default: naive,fast)")
     p.add_argument(
         "--engine",
-        choices=("tatr", "embedded"),
-        default="tatr",
+        choices=engine_names(),
+        default=QUEUE_DEFAULT,
         help="embedded: time the embedded engine beside the Table Transformer pipeline (variants "
         "fast,embedded unless --variants says otherwise) and report the ratio",
     )
@@ -112,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     from worker.devtools.bench_report import format_report
     from worker.settings import get_settings
 
-    default = "fast,embedded" if args.engine == "embedded" else "naive,fast"
+    default = "naive,fast" if args.engine == QUEUE_DEFAULT else f"fast,{args.engine}"  # a variant per engine
     variants = tuple(v.strip() for v in (args.variants or default).split(",") if v.strip())
     if not variants or set(variants) - set(VARIANTS):
         print(f"error: --variants takes a comma-separated subset of {', '.join(VARIANTS)}", file=sys.stderr)

@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     from worker.storage import StorageError, storage_for, validate_key
 
     settings = get_settings()
-    max_tokens = args.max_tokens or settings.chunk_max_tokens
+    max_tokens = args.max_tokens or settings.chunks.max_tokens
     if max_tokens < 1:
         print("error: --max-tokens must be positive", file=sys.stderr)
         return 2
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     storage = storage_for(settings, args.store)
     try:
-        max_rows = settings.chunk_table_max_rows if args.max_rows is None else args.max_rows
+        max_rows = settings.chunks.table_max_rows if args.max_rows is None else args.max_rows
         chunks = document_chunks(storage, args.doc_id, max_tokens, count, max_rows)
     except KeyError as exc:
         print(f"error: {args.doc_id}: not found in {storage.location(args.doc_id)} ({exc})", file=sys.stderr)

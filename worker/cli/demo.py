@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from worker.cli.extract import add_engine_argument
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -15,12 +17,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--out", type=Path, default=Path("out"), help="output folder (default: ./out)")
     p.add_argument("--sample", type=Path, default=Path("sample-scan.pdf"), help="where to write the sample")
-    p.add_argument(
-        "--engine",
-        choices=("tatr", "embedded", "auto"),
-        default="auto",
-        help="auto (default): Table Transformer when its weights resolve, else the embedded engine",
-    )
+    add_engine_argument(p, default="auto")
     p.set_defaults(func=run)
 
 

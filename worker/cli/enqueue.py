@@ -30,10 +30,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="detect: find tables on each page; page: each page/image is one table crop",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    from worker.engines import engine_names
+
     p.add_argument(
         "--engine",
-        choices=("tatr", "embedded"),
-        help="models the workers run for this job (default: TABLESIGHT_ENGINE); part of the job's options",
+        choices=engine_names(),
+        help="models the workers run for this job (default: TABLESIGHT_ENGINE, where auto means "
+        "the fleet's default engine); recorded explicitly in the job's options",
     )
     p.set_defaults(func=run)
 
@@ -65,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         return 1 if failed else 0
     if any(client.status(job_id)["status"] not in TERMINAL for _, job_id in jobs):
         try:
-            client.require_workers([client.settings.queue_docs, client.settings.queue_pages])
+            client.require_workers([client.settings.queue.docs, client.settings.queue.pages])
         except TablesightError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1

@@ -135,9 +135,12 @@ def run_pages(args: argparse.Namespace) -> int:
         return 1
     modes = [m.strip() for m in args.mode.split(",") if m.strip()]
     tools = [t.strip() for t in args.tool.split(",") if t.strip()]
-    bad = [m for m in modes if m not in MODES] + [t for t in tools if t not in ("tatr", "embedded", *PEERS)]
+    from worker.engines import engine_names
+
+    known = (*engine_names(), *PEERS)
+    bad = [m for m in modes if m not in MODES] + [t for t in tools if t not in known]
     if bad or not modes or not tools:
-        print(f"error: unknown mode or tool {bad}; modes: {list(MODES)}, tools: tatr, embedded, {', '.join(PEERS)}")
+        print(f"error: unknown mode or tool {bad}; modes: {list(MODES)}, tools: {', '.join(known)}")
         return 2
     tables = load_page_tables(args.data, args.limit)
     if not tables:

@@ -39,17 +39,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def add_engine_argument(p: argparse.ArgumentParser, default: str | None = None) -> None:
+def add_engine_argument(p: argparse.ArgumentParser, default: str | None = None, auto: bool = True) -> None:
+    """`--engine`, its choices from the engine registry (worker.engines)."""
+    from worker.engines import AUTO, ENGINES, offline_engine
+
+    choices = [*ENGINES, *([AUTO] if auto else [])]
+    titles = "; ".join(f"{name}: {engine.title}" for name, engine in ENGINES.items())
+    auto_help = f"; auto: the first whose weights resolve, else {offline_engine().name}" if auto else ""
     p.add_argument(
         "--engine",
-        choices=("tatr", "embedded", "auto"),
+        choices=choices,
         default=default,
-        help="tatr: Table Transformer; embedded: the offline ONNX models; auto: tatr when its "
-        f"weights resolve, else embedded (default: {default or 'TABLESIGHT_ENGINE'})",
+        help=f"{titles}{auto_help} (default: {default or 'TABLESIGHT_ENGINE, itself auto by default'})",
     )
 
 
 def run(args: argparse.Namespace) -> int:
+    from worker.engines import resolve_engine
     from worker.errors import TablesightError
     from worker.pipeline import extract_document, load_stages
     from worker.settings import get_settings
@@ -58,15 +64,13 @@ def run(args: argparse.Namespace) -> int:
     settings = get_settings()
     updates = {k: v for k, v in {"device": args.device, "dpi": args.dpi}.items() if v is not None}
     if updates:
-        settings = settings.model_copy(update=updates)
-    engine = getattr(args, "engine", None) or settings.engine
-    if engine == "auto":
-        from models.engine import choose_engine
-
-        engine, why = choose_engine(settings.model_copy(update={"engine": engine}))
-        print(f"engine: {engine} ({why})", file=sys.stderr)
-    settings = settings.model_copy(update={"engine": engine})
-    vision_reads = getattr(args, "read_hard", False) or settings.vision_auto_read
+        settings = settings.replace(**updates)
+    chosen, why = resolve_engine(getattr(args, "engine", None) or settings.models.engine, settings)
+    if getattr(args, "engine", None):
+        why = why.replace("ENGINE=", "--engine ", 1)
+    print(f"engine: {chosen.name} ({why})", file=sys.stderr)  # the one line saying which engine ran, and why
+    settings = settings.replace(engine=chosen.name)
+    vision_reads = getattr(args, "read_hard", False) or settings.vision.auto_read
     if vision_reads:  # a reader that cannot work fails now, not after the extraction
         from worker.cli.read import reader_problem
 

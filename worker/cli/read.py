@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     settings = get_settings()
     if args.model:
-        settings = settings.model_copy(update={"vision_model": args.model})
+        settings = settings.replace(**{"vision_model": args.model})
     local = args.local or args.out is not None or "broker_url" not in settings.model_fields_set
     return _run_local(args, refs, settings) if local else _run_queued(args, refs, settings)
 
@@ -86,7 +86,7 @@ def _run_queued(args: argparse.Namespace, refs: list[str], settings: Any) -> int
     failed = 0
     try:
         if args.wait:
-            require_consumers(app, [settings.queue_vision])
+            require_consumers(app, [settings.queue.vision])
         ids = [(ref, enqueue_read(app, ref, backend=args.backend, model=args.model, force=args.force)) for ref in refs]
         for ref, task_id in ids:
             if not args.wait:
@@ -161,6 +161,6 @@ def reader_problem(settings: Any, backend: str | None = None) -> str | None:
         model_name(settings, backend)
     except VisionError as exc:
         return str(exc)
-    if (backend or settings.vision_backend) == "openai" and not settings.vision_url.startswith(("http://", "https://")):
-        return f"vision URL {settings.vision_url!r} must start with http:// or https://"
+    if (backend or settings.vision.backend) == "openai" and not settings.vision.url.startswith(("http://", "https://")):
+        return f"vision URL {settings.vision.url!r} must start with http:// or https://"
     return None

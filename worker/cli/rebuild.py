@@ -46,8 +46,8 @@ def _words_from_image(item: ReplayInput, image: Path | None, base: Path) -> None
             rgb = im.convert("RGB")
     except (OSError, ValueError) as exc:
         raise ReplayError(f"cannot read image {path}: {exc}") from exc
-    item.words = ocr_words(rgb, lang=settings.ocr_lang, psm=settings.ocr_psm)
-    if item.lines is None and settings.refine_lines:
+    item.words = ocr_words(rgb, lang=settings.ocr.lang, psm=settings.ocr.psm)
+    if item.lines is None and settings.refine.lines:
         from models.rules import find_ruling_lines
 
         item.lines = find_ruling_lines(rgb)
@@ -62,9 +62,11 @@ def rebuild_one(obj: Any, image: Path | None = None, base: Path = Path(".")) -> 
     item = parse_payload(obj)
     _words_from_image(item, image, base)
     settings = get_settings()
-    if not settings.refine_lines:
+    if not settings.refine.lines:
         item.lines = None
-    grid = replay_grid(item, settings.thresholds(), settings.duplicate_overlap, settings.refine_rules())
+    grid = replay_grid(
+        item, settings.structure.thresholds(), settings.structure.duplicate_overlap, settings.refine.rules()
+    )
     return grid_to_html(grid)
 
 

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     client = JobClient()
     try:
         if args.wait and client.status(args.job)["status"] not in TERMINAL:
-            client.require_workers([client.settings.queue_docs, client.settings.queue_pages])
+            client.require_workers([client.settings.queue.docs, client.settings.queue.pages])
         manifest = client.wait(args.job, args.timeout) if args.wait else client.result(args.job)
     except TablesightError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -27,8 +27,8 @@ def run(args: argparse.Namespace) -> int:
     from worker.settings import get_settings
 
     settings = get_settings()
-    host = args.host or settings.api_host
-    port = args.port if args.port is not None else settings.api_port
+    host = args.host or settings.api.host
+    port = args.port if args.port is not None else settings.api.port
     if not 0 < port < 65536:
         print(f"error: --port must be 1-65535, not {port}", file=sys.stderr)
         return 2

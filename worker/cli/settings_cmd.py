@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from worker.settings import Settings, get_settings
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+
+from worker.settings import FLAT_NAMES, Settings, get_settings
+
+SECRET_FIELDS = {("vision", "api_key"), ("api", "tokens")}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -13,12 +19,46 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def default_of(field: FieldInfo) -> Any:
+    """A field's real default: its factory's value where it has one (never `PydanticUndefined`)."""
+    if field.default_factory is not None:
+        return field.default_factory()  # type: ignore[call-arg]
+    return None if field.default is PydanticUndefined else field.default
+
+
+def _shown(value: Any) -> str:
+    if value is None or value == "":
+        return "(unset)"
+    if isinstance(value, dict):
+        return "{}" if not value else str(value)
+    return str(value)
+
+
+def groups() -> dict[str, type]:
+    """Group name -> its settings class, in declaration order."""
+    return {
+        name: field.annotation
+        for name, field in Settings.model_fields.items()
+        if isinstance(field.annotation, type) and hasattr(field.annotation, "model_fields")
+    }
+
+
 def markdown_table() -> str:
-    """The README's settings table, generated so the docs cannot drift from the code."""
-    lines = ["| variable | default | meaning |", "|---|---|---|"]
+    """The settings table, one section per group, generated so the docs cannot drift from the code."""
+    flat_of = {where: old for old, where in FLAT_NAMES.items() if old != "cpu_workers"}
+    lines = [
+        "| variable (nested) | flat name, still read | default | meaning |",
+        "|---|---|---|---|",
+    ]
+    for group, cls in groups().items():
+        for name, field in cls.model_fields.items():  # type: ignore[attr-defined]
+            old = flat_of.get((group, name))
+            flat = f"`TABLESIGHT_{old.upper()}`" if old else ""
+            nested = f"`TABLESIGHT_{group.upper()}__{name.upper()}`"
+            lines.append(f"| {nested} | {flat} | `{_shown(default_of(field))}` | {field.description} |")
     for name, field in Settings.model_fields.items():
-        default = field.default if field.default not in (None, "") else "(unset)"
-        lines.append(f"| `TABLESIGHT_{name.upper()}` | `{default}` | {field.description} |")
+        if name not in groups():
+            lines.append(f"| `TABLESIGHT_{name.upper()}` | | `{_shown(default_of(field))}` | {field.description} |")
     return "\n".join(lines)
 
 
@@ -26,7 +66,11 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown:
         print(markdown_table())
         return 0
-    for name, value in get_settings().model_dump().items():
-        shown = "***" if (("key" in name or name == "api_tokens") and value) else value
-        print(f"TABLESIGHT_{name.upper()}={'' if shown is None else shown}")
+    dumped = get_settings().model_dump()
+    for group in groups():
+        for name, value in dumped.pop(group).items():
+            shown = "***" if (group, name) in SECRET_FIELDS and value else value
+            print(f"TABLESIGHT_{group.upper()}__{name.upper()}={'' if shown is None else shown}")
+    for name, value in dumped.items():
+        print(f"TABLESIGHT_{name.upper()}={'' if value is None else value}")
     return 0

@@ -127,7 +127,9 @@ def run(args: argparse.Namespace) -> int:
     settings = get_settings()
     try:
         storage = storage_for(settings, args.store)
-        with open_sql_store(storage, doc_ids, all_documents=args.all_docs, s3_reader=settings.sql_s3_reader) as store:
+        with open_sql_store(
+            storage, doc_ids, all_documents=args.all_docs, s3_reader=settings.store.sql_s3_reader
+        ) as store:
             for w in store.warnings:
                 print(f"warning: {w}", file=sys.stderr)
             result = store.query(query)

@@ -36,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def worker_argv(args: argparse.Namespace, settings: Settings) -> list[str]:
-    queues = args.queues or settings.worker_queues
+    queues = args.queues or settings.queue.worker_queues
     # no mingle/gossip: we revoke nothing and elect nothing, and they slow every start in a big pool
     argv = [
         "worker",

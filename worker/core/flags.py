@@ -3,7 +3,7 @@ model) should look at.
 
 Each rule is plain and, when it fires, adds its weight to a score and a sentence to the
 reasons, so a reviewer sees why a table was sent to the vision reader. `needs_vision` is
-`score >= threshold`; weights and thresholds come from settings (`Settings.flag_rules()`).
+`score >= threshold`; weights and thresholds come from settings (`FlagSettings.rules()`, `settings.flags`).
 """
 
 from __future__ import annotations

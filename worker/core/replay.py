@@ -4,6 +4,9 @@
 A payload holds what the structure model said about one crop plus the words: Table
 Transformer objects (`objects`), or for the embedded engine (`"engine": "embedded"`) its
 structure tokens with cell boxes (`tokens`). A payload without `engine` is Table Transformer's.
+`FORMATS` is the core's half of the engine registry (worker.engines): per engine name, whether
+its payload carries tokens and which pure rules rebuild its grid. The engine names are spelt
+here and nowhere else.
 
 A payload that is not a structure payload at all (not an object, no `objects` list, values
 of the wrong type, absurd sizes) becomes one `ReplayError` naming the place, so `tablesight
@@ -16,6 +19,7 @@ never loses the table.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +30,7 @@ from worker.core.types import BBox, RulingLines, StructureObject, TableGrid, Wor
 
 TATR = "tatr"
 EMBEDDED = "embedded"
-ENGINES = (TATR, EMBEDDED)
+DEFAULT_FORMAT = TATR  # a payload without "engine" (written before engines existed)
 
 MAX_OBJECTS = 5_000  # the structure model emits at most 125
 MAX_WORDS = 200_000
@@ -45,8 +49,43 @@ class ReplayInput:
     words: list[Word]
     image: str | None
     lines: RulingLines | None = None
-    engine: str = TATR
+    engine: str = DEFAULT_FORMAT
     tokens: list[StructureToken] = field(default_factory=list)
+
+
+GridRule = Callable[[ReplayInput, "dict[str, float] | None", float, "RefineRules | None"], TableGrid]
+
+
+@dataclass(frozen=True, slots=True)
+class PayloadFormat:
+    """One engine's stored structure payload: does it carry tokens, and which core rules rebuild it."""
+
+    name: str
+    uses_tokens: bool
+    grid: GridRule
+
+
+def _objects_grid(
+    item: ReplayInput, thresholds: dict[str, float] | None, duplicate_overlap: float, refine: RefineRules | None
+) -> TableGrid:
+    return reconstruct(item.objects, item.words, item.image_size, thresholds, duplicate_overlap, item.lines, refine)
+
+
+def _tokens_grid(
+    item: ReplayInput, thresholds: dict[str, float] | None, duplicate_overlap: float, refine: RefineRules | None
+) -> TableGrid:
+    return token_grid(item.tokens, item.words, item.image_size)
+
+
+FORMATS: dict[str, PayloadFormat] = {
+    TATR: PayloadFormat(TATR, uses_tokens=False, grid=_objects_grid),
+    EMBEDDED: PayloadFormat(EMBEDDED, uses_tokens=True, grid=_tokens_grid),
+}
+
+
+def register_format(fmt: PayloadFormat) -> None:
+    """Make payloads with `"engine": fmt.name` readable (a new engine's replay, pure like these)."""
+    FORMATS[fmt.name] = fmt
 
 
 def _number(v: Any) -> bool:
@@ -81,11 +120,12 @@ def parse_payload(obj: Any) -> ReplayInput:
     """Check and convert one payload `{"image_size", "objects", "words"?, "image"?}`."""
     if not isinstance(obj, dict):
         raise ReplayError(f"expected a JSON object, got {type(obj).__name__}")
-    engine = obj.get("engine", TATR)
-    if engine not in ENGINES:
-        raise ReplayError(f"unknown engine {str(engine)[:40]!r} (expected one of {', '.join(ENGINES)})")
-    tokens = _tokens(obj.get("tokens")) if engine == EMBEDDED else []
-    if engine == EMBEDDED and "objects" not in obj:
+    engine = obj.get("engine", DEFAULT_FORMAT)
+    fmt = FORMATS.get(engine) if isinstance(engine, str) else None
+    if fmt is None:
+        raise ReplayError(f"unknown engine {str(engine)[:40]!r} (expected one of {', '.join(FORMATS)})")
+    tokens = _tokens(obj.get("tokens")) if fmt.uses_tokens else []
+    if fmt.uses_tokens and "objects" not in obj:
         obj = {**obj, "objects": []}
     if "objects" not in obj:
         raise ReplayError("missing key 'objects'")
@@ -169,12 +209,16 @@ def payload(
     image: str | None = None,
     lines: RulingLines | None = None,
     tokens: list[StructureToken] | None = None,
+    engine: str | None = None,
 ) -> dict[str, Any]:
     """The inverse of parse_payload: what the per-table JSON stores for replay.
 
-    With `tokens` the payload is the embedded engine's (tokens instead of objects).
+    `engine` names the payload's format (default: Table Transformer's, or with `tokens` the
+    first format that carries tokens); a Table Transformer payload stores no `engine` key.
     """
-    out: dict[str, Any] = {"engine": EMBEDDED} if tokens is not None else {}
+    if engine is None:
+        engine = next((f.name for f in FORMATS.values() if f.uses_tokens), DEFAULT_FORMAT) if tokens else DEFAULT_FORMAT
+    out: dict[str, Any] = {} if engine == DEFAULT_FORMAT else {"engine": engine}
     if tokens is not None:
         out["tokens"] = [
             {
@@ -212,6 +256,4 @@ def replay_grid(
     refine: RefineRules | None = None,
 ) -> TableGrid:
     """The grid a payload stands for, rebuilt by its engine's core rules."""
-    if item.engine == EMBEDDED:
-        return token_grid(item.tokens, item.words, item.image_size)
-    return reconstruct(item.objects, item.words, item.image_size, thresholds, duplicate_overlap, item.lines, refine)
+    return FORMATS[item.engine].grid(item, thresholds, duplicate_overlap, refine)

@@ -39,12 +39,14 @@ from worker.devtools.bench_report import (
     stage_key,
     summarise,
 )
+from worker.engines import offline_engine
 from worker.settings import Settings
 
 if TYPE_CHECKING:
     from models.random_init import Size
 
-VARIANTS = ("naive", "fast", "embedded")  # embedded: the fast pipeline on the embedded engine
+OFFLINE = offline_engine().name  # the variant named for the offline engine: the fast pipeline on it
+VARIANTS = ("naive", "fast", OFFLINE)
 
 
 @dataclass
@@ -106,18 +108,20 @@ def run_naive(
         with stage_clock(timings, "render"):
             image = doc.render(page, dpi)
         with stage_clock(timings, "text_layer"):
-            words = pdf_words(doc, page, dpi) if settings.text_layer else []
+            words = pdf_words(doc, page, dpi) if settings.inputs.text_layer else []
         with stage_clock(timings, "detection"):
             boxes = select_tables(
                 stages.detector.predict([image], 1)[0],
-                threshold=settings.detection_threshold,
-                rotated_threshold=settings.detection_rotated_threshold,
-                merge_iou=settings.detection_merge_iou,
+                threshold=settings.detection.threshold,
+                rotated_threshold=settings.detection.rotated_threshold,
+                merge_iou=settings.detection.merge_iou,
                 page_size=image.size,
             )
         tables = []
         for index, box in enumerate(boxes, 1):
-            crop_box = padded_box(box.bbox, image.size, settings.crop_padding, settings.crop_padding_min_px)
+            crop_box = padded_box(
+                box.bbox, image.size, settings.detection.crop_padding, settings.detection.crop_padding_min_px
+            )
             crop, inside = image.crop(crop_box), words_in_crop(words, crop_box)
             if box.rotated:
                 crop = crop.transpose(Image.Transpose.ROTATE_270)
@@ -130,7 +134,7 @@ def run_naive(
                 with stage_clock(timings, "ocr"):
                     inside = stages.ocr(crop)
             table = FoundTable(page, index, box, crop_box, crop, inside, source)
-            if settings.context_capture and not box.rotated:
+            if settings.context.capture and not box.rotated:
                 with stage_clock(timings, "context"):
                     table.context = table_context(run, box.bbox, image, words, [b.bbox for b in boxes])
             with stage_clock(timings, "reconstruct"):
@@ -156,9 +160,9 @@ def run_naive(
         started=started,
     )
     data = manifest.dump()
-    if settings.link_continued_tables:
+    if settings.context.link_continued_tables:
         data = Manifest.model_validate(
-            attach_logical_tables(data, storage, tolerance=settings.continuation_column_tolerance)
+            attach_logical_tables(data, storage, tolerance=settings.context.continuation_column_tolerance)
         ).dump()
     storage.put_json(manifest_key(doc_id), data)
     return data
@@ -234,8 +238,8 @@ def run_bench(
     work = Path(tempfile.mkdtemp(prefix="tablesight-bench-"))
     try:
         det_ref, str_ref, model_kind = bench_models(settings, options.models, options.size)
-        base = settings.model_copy(
-            update={
+        base = settings.replace(
+            **{
                 "detection_model": det_ref,
                 "structure_model": str_ref,
                 **({"device": options.device} if options.device else {}),
@@ -245,7 +249,10 @@ def run_bench(
             from worker.devtools.bench_real import real_corpus
 
             log(f"rasterising the {options.pages or 'all'} densest page(s) of {options.data_dir} (no text layer)")
-            corpus, source = real_corpus(options.data_dir, work / "corpus", options.pages, base.dpi), "real scans"
+            corpus, source = (
+                real_corpus(options.data_dir, work / "corpus", options.pages, base.inputs.dpi),
+                "real scans",
+            )
         elif options.input_dir is not None:
             corpus, source = options.input_dir, "input"
         else:
@@ -256,7 +263,7 @@ def run_bench(
             raise ValueError(f"no PDF files in {corpus}")
         truth_file = corpus / "truth.json"
         truth = json.loads(truth_file.read_text(encoding="utf-8")) if truth_file.is_file() else None
-        dpi = truth["dpi"] if truth else base.dpi
+        dpi = truth["dpi"] if truth else base.inputs.dpi
         answers = options.answers
         if answers == "auto":
             answers = "oracle" if truth and model_kind != "real" else "model"
@@ -266,7 +273,7 @@ def run_bench(
             from worker.devtools.bench_real import one_table_detector
 
             det_ref = str(one_table_detector(Path(det_ref), Path(det_ref).parent))
-            base = base.model_copy(update={"detection_model": det_ref})
+            base = base.replace(**{"detection_model": det_ref})
         det_answers = str_answers = None
         if answers == "oracle":
             log("rendering the pages once for the oracle's answers")
@@ -276,7 +283,7 @@ def run_bench(
         log(f"loading models ({model_kind})")
         variants: dict[str, _Variant] = {}
         if "naive" in options.variants:
-            naive_settings = bench_process.naive_settings(base, default_threads, base.context_capture)
+            naive_settings = bench_process.naive_settings(base, default_threads, base.context.capture)
             loaded = load_stages(naive_settings)
             stages = Stages(
                 structure=Recorder(NaivePredictor(loaded.structure), str_answers, "structure"),
@@ -293,11 +300,9 @@ def run_bench(
                 threads=loaded.threads,
             )
             variants["fast"] = _Variant("fast", base, stages, torch_threads(base))
-        if "embedded" in options.variants:  # real pretrained ONNX models: they give their own answers
-            embedded = base.model_copy(update={"engine": "embedded"})
-            variants["embedded"] = _Variant(
-                "embedded", embedded, load_stages(embedded, engine="embedded"), torch_threads(base)
-            )
+        if OFFLINE in options.variants:  # real pretrained ONNX models: they give their own answers
+            offline = base.replace(engine=OFFLINE)
+            variants[OFFLINE] = _Variant(OFFLINE, offline, load_stages(offline, engine=OFFLINE), torch_threads(base))
 
         after_load = peak_rss_mib()
         log("warming up (not timed)")
@@ -323,7 +328,7 @@ def run_bench(
             },
             "models": {"kind": model_kind, "detection": det_ref, "structure": str_ref},
             "answers": answers,
-            "device": resolve_device(base.device),
+            "device": resolve_device(base.models.device),
             "rounds": options.rounds,
             "load_avg": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after]},
             "variants": {name: summarise(v.runs) for name, v in variants.items()},
@@ -335,20 +340,20 @@ def run_bench(
                     "overlap": False,
                     "ocr_threads": "tesseract default",
                     "inference_runtime": "torch",
-                    "context_capture": base.context_capture,
+                    "context_capture": base.context.capture,
                 },
                 "fast": {
                     "torch_threads": torch_threads(base),
-                    "pipeline_lanes": base.pipeline_lanes,
+                    "pipeline_lanes": base.lanes.pipeline_lanes,
                     "subprocess_threads": subprocess_threads(base),
-                    "ocr_threads": base.ocr_threads,
-                    "cpu_batch_size": base.cpu_batch_size,
-                    "detection_batch_size": base.detection_batch_size,
-                    "structure_batch_size": base.structure_batch_size,
-                    "channels_last": base.channels_last,
-                    "half_precision": base.half_precision,
-                    "inference_runtime": base.inference_runtime,
-                    "context_capture": base.context_capture,
+                    "ocr_threads": base.ocr.threads,
+                    "cpu_batch_size": base.models.cpu_batch_size,
+                    "detection_batch_size": base.models.detection_batch_size,
+                    "structure_batch_size": base.models.structure_batch_size,
+                    "channels_last": base.models.channels_last,
+                    "half_precision": base.models.half_precision,
+                    "inference_runtime": base.models.inference_runtime,
+                    "context_capture": base.context.capture,
                 },
             },
             "process_peak_rss_mib": peak_rss_mib(),
@@ -365,9 +370,9 @@ def run_bench(
                     k: round(sec / (runs * tables), 3)
                     for k, sec in sorted(v.stage_cpu.items(), key=lambda kv: stage_key(kv[0]))
                 }
-        if "embedded" in variants and "fast" in variants:
+        if OFFLINE in variants and "fast" in variants:
             report["embedded_vs_tatr"] = round(
-                report["variants"]["embedded"]["pages_per_s"] / report["variants"]["fast"]["pages_per_s"], 3
+                report["variants"][OFFLINE]["pages_per_s"] / report["variants"]["fast"]["pages_per_s"], 3
             )
         if {"naive", "fast"} <= set(variants) and all(v.runs for v in variants.values()):
             naive, fast = variants["naive"], variants["fast"]
@@ -384,7 +389,7 @@ def run_bench(
             env = {
                 "TABLESIGHT_DETECTION_MODEL": det_ref,
                 "TABLESIGHT_STRUCTURE_MODEL": str_ref,
-                "TABLESIGHT_DEVICE": resolve_device(base.device),
+                "TABLESIGHT_DEVICE": resolve_device(base.models.device),
                 "TABLESIGHT_DPI": str(dpi),
             }
             report["whole_process"] = bench_process.whole_process(list(variants), paths, work, options.rounds, env)
@@ -422,7 +427,7 @@ def _warm_up(variant: _Variant, path: Path, store: Path, dpi: int) -> None:
         variant.stages.structure.inner.predict([image.crop((0, 0, image.width, image.height // 4))], 1)
         variant.stages.ocr(image.crop((0, 0, image.width, image.height // 8)))
     else:
-        pages = list(range(1, min(doc.page_count, variant.settings.pipeline_lanes) + 1))  # as many lanes as timed
+        pages = list(range(1, min(doc.page_count, variant.settings.lanes.pipeline_lanes) + 1))  # as many lanes as timed
         list(
             process_pages(
                 doc,
@@ -487,10 +492,10 @@ def _sweep(
             if hasattr(s, "max_batch")
         ],
     )
-    fast.settings = fast.settings.model_copy(update={"detection_batch_size": batch, "structure_batch_size": batch})
+    fast.settings = fast.settings.replace(**{"detection_batch_size": batch, "structure_batch_size": batch})
     for runner, _ in saved[1]:
         runner.max_batch = None
-    cuda = resolve_device(fast.settings.device).startswith("cuda")
+    cuda = resolve_device(fast.settings.models.device).startswith("cuda")
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     try:

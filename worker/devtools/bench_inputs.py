@@ -33,15 +33,15 @@ def bench_models(settings: Settings, models: str, size: Size) -> tuple[str, str,
     if models == "auto":
         try:
             local = all(
-                weights.resolve(ref, settings.models_dir).local
-                for ref in (settings.detection_model, settings.structure_model)
+                weights.resolve(ref, settings.models.models_dir).local
+                for ref in (settings.models.detection_model, settings.models.structure_model)
             )
         except weights.WeightsNotFound:
             local = False
         models = "real" if local else "random"
     if models == "real":
-        return settings.detection_model, settings.structure_model, "real"
-    root = (settings.bench_dir or Path.home() / ".cache" / "tablesight" / "bench") / size
+        return settings.models.detection_model, settings.models.structure_model, "real"
+    root = (settings.dev.bench_dir or Path.home() / ".cache" / "tablesight" / "bench") / size
     return str(_cached_model(root, "detection", size)), str(_cached_model(root, "structure", size)), f"random/{size}"
 
 
@@ -182,13 +182,15 @@ def oracle_answers(
             _register(detection, fingerprint(image), answer)
             for box in select_tables(
                 answer,
-                threshold=settings.detection_threshold,
-                rotated_threshold=settings.detection_rotated_threshold,
-                merge_iou=settings.detection_merge_iou,
+                threshold=settings.detection.threshold,
+                rotated_threshold=settings.detection.rotated_threshold,
+                merge_iou=settings.detection.merge_iou,
                 page_size=image.size,
             ):
                 table = max(tables, key=lambda t: iou(tuple(t["box"]), box.bbox))
-                crop_box = padded_box(box.bbox, image.size, settings.crop_padding, settings.crop_padding_min_px)
+                crop_box = padded_box(
+                    box.bbox, image.size, settings.detection.crop_padding, settings.detection.crop_padding_min_px
+                )
                 crop = image.crop(crop_box)
                 x0, y0 = crop_box[:2]
                 cells = [

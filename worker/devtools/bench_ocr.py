@@ -59,7 +59,7 @@ def measure(data_dir: Path, tables: int, dpi: int, variants: list[str]) -> dict[
         doc = open_document(pdf, settings=settings)
         image = doc.render(page, dpi)
         box = tuple(v * dpi / 144 for v in crop_144)
-        crop_box = padded_box(box, image.size, settings.crop_padding, settings.crop_padding_min_px)
+        crop_box = padded_box(box, image.size, settings.detection.crop_padding, settings.detection.crop_padding_min_px)
         truth = Counter(_norm(w.text) for w in words_in_crop(pdf_words(doc, page, dpi), crop_box))
         truth.pop("", None)
         crop = image.crop(crop_box)
@@ -68,7 +68,7 @@ def measure(data_dir: Path, tables: int, dpi: int, variants: list[str]) -> dict[
             c0 = _children_cpu()
             words = ocr_words(
                 crop,
-                psm=o.get("psm", settings.ocr_psm),
+                psm=o.get("psm", settings.ocr.psm),
                 rule_min_px=max(10, dpi // 5),
                 threads=1,
                 invert=o.get("invert", True),

@@ -23,8 +23,8 @@ from worker.settings import Settings
 
 def naive_settings(base: Settings, default_threads: int, context_capture: bool) -> Settings:
     """What a first user runs: torch at its default threads, fp32, tesseract's default threads."""
-    return base.model_copy(
-        update={
+    return base.replace(
+        **{
             "ocr_threads": 0,
             "channels_last": False,
             "half_precision": False,
@@ -109,7 +109,7 @@ def _naive_main(argv: list[str]) -> int:
     stages = Stages(NaivePredictor(loaded.structure), NaivePredictor(loaded.detector), loaded.ocr)
     storage = LocalStorage(args.out)
     for path in args.files:
-        manifest = run_naive(path, stages, storage, settings, settings.dpi)
+        manifest = run_naive(path, stages, storage, settings, settings.inputs.dpi)
         if manifest["status"] != "complete":
             print(f"{path.name}: {manifest['status']}", file=sys.stderr)
             return 1

@@ -2,7 +2,7 @@
 
 Real parts only: a fresh redis-server per worker count and real `tablesight worker`
 processes (one node, concurrency 1, each: a pod's worth). The page work is the bench
-stand-in (Settings.bench_stand_in_pages): page tasks store an empty record and count the
+stand-in (DevHooks.bench_stand_in_pages, worker.settings): page tasks store an empty record and count the
 page, so what is measured is the queue: broker round trips, job state, the finaliser,
 task events. For each worker count it reports
 
@@ -360,7 +360,7 @@ def _one_run(
     env = _env(server, folder, state)
     values: dict[str, Any] = {k[len("TABLESIGHT_") :].lower(): v for k, v in env.items() if k.startswith("TABLESIGHT_")}
     settings = Settings(_env_file=None, **values)
-    store = Path(settings.storage_url)
+    store = Path(settings.store.storage_url)
     backlog = _backlog(server, settings)
     workers = [_Worker(f"qb{n_workers}-{i}@bench", env, folder) for i in range(n_workers)]
     client = JobClient(settings)
@@ -472,13 +472,13 @@ def _backlog(server: _Server, settings: Any, n: int = 500) -> int:
                 app.send_task(
                     PAGES_TASK, args=("0" * 32, [i + 1]), task_id=f"{'0' * 32}.p{i + 1:04d}", producer=producer
                 )
-        waiting = server.conn.call("LLEN", settings.queue_pages)
+        waiting = server.conn.call("LLEN", settings.queue.pages)
         after = server.conn.info()
     finally:
-        server.conn.call("DEL", settings.queue_pages)
+        server.conn.call("DEL", settings.queue.pages)
         app.close()
     if waiting != n:
-        raise RuntimeError(f"sent {n} page tasks but the `{settings.queue_pages}` list holds {waiting}")
+        raise RuntimeError(f"sent {n} page tasks but the `{settings.queue.pages}` list holds {waiting}")
     return round((int(after["used_memory"]) - int(before["used_memory"])) / n)
 
 

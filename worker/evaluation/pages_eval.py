@@ -247,7 +247,7 @@ def tablesight_tool(engine: str, device: str = "cpu") -> Tool:
     from worker.settings import get_settings
     from worker.storage import LocalStorage
 
-    base = get_settings().model_copy(update={"engine": engine, "device": device})
+    base = get_settings().replace(**{"engine": engine, "device": device})
     loaded: dict[str, Any] = {}
 
     def warm(mode: str) -> None:
@@ -257,7 +257,7 @@ def tablesight_tool(engine: str, device: str = "cpu") -> Tool:
 
     def run(job: PageJob, mode: str, work: Path) -> dict[int, list[Predicted]]:
         tables = "page" if mode == "crop" else "detect"
-        settings = base.model_copy(update={"text_layer": mode == "text"})
+        settings = base.replace(**{"text_layer": mode == "text"})
         warm(mode)
         store = LocalStorage(work / "tablesight-out")
         out: dict[int, list[Predicted]] = defaultdict(list)

@@ -20,9 +20,9 @@ def table_context(run: Run, bbox: BBox, image: Image.Image, words: list[Word], t
             bbox,
             size,
             other_tables=tables,
-            max_gap=s.context_max_gap,
-            caption_max_lines=s.caption_max_lines,
-            notes_max_lines=s.notes_max_lines,
+            max_gap=s.context.max_gap,
+            caption_max_lines=s.context.caption_max_lines,
+            notes_max_lines=s.context.notes_max_lines,
         )
     top, bottom, found = _strip_words(run, bbox, image)
     return capture_context(
@@ -31,16 +31,16 @@ def table_context(run: Run, bbox: BBox, image: Image.Image, words: list[Word], t
         size,
         other_tables=tables,
         seen=(top, bottom),
-        max_gap=s.context_max_gap,
-        caption_max_lines=s.caption_max_lines,
-        notes_max_lines=s.notes_max_lines,
+        max_gap=s.context.max_gap,
+        caption_max_lines=s.context.caption_max_lines,
+        notes_max_lines=s.context.notes_max_lines,
     )
 
 
 def _strip_words(run: Run, bbox: BBox, image: Image.Image) -> tuple[int, int, list[Word]]:
     """OCR of the page strips above and below the table, in page pixels; the rows covered."""
     w, h = image.size
-    strip = run.settings.context_strip_inches * run.dpi
+    strip = run.settings.context.strip_inches * run.dpi
     x0, x1 = max(0, int(bbox[0] - 0.05 * w)), min(w, int(bbox[2] + 0.05 * w + 1))
     top = max(0, int(bbox[1] - strip))
     top = 0 if top <= PAGE_MARGIN * h else top

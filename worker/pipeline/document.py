@@ -43,7 +43,7 @@ def extract_document(
     `stages` may be a factory, so that models load only once an input proved readable.
     """
     started = time.time()
-    dpi = dpi or settings.dpi
+    dpi = dpi or settings.inputs.dpi
     options: dict[str, Any] = {"dpi": dpi, "pages": pages, "tables": "detect"}
     try:
         doc = open_document(path, settings=settings)
@@ -98,8 +98,10 @@ def extract_document(
         options=options,
         started=started,
     )
-    if settings.link_continued_tables:
-        linked = attach_logical_tables(manifest.dump(), storage, tolerance=settings.continuation_column_tolerance)
+    if settings.context.link_continued_tables:
+        linked = attach_logical_tables(
+            manifest.dump(), storage, tolerance=settings.context.continuation_column_tolerance
+        )
         manifest = Manifest.model_validate(linked)
     return _store(storage, manifest)
 

@@ -45,9 +45,9 @@ def process_pages(
     record_extra: dict[str, Any] | None = None,
 ) -> Iterator[PageResult]:
     """Yield one PageResult per page, in order, after its tables and page record are written."""
-    run = Run(doc, doc_id, stages, storage, settings, dpi or settings.dpi, record_extra=record_extra or {})
-    lanes = settings.pipeline_lanes
-    size = max(1, min(settings.detection_batch_size, math.ceil(len(pages) / lanes)))  # every lane gets pages
+    run = Run(doc, doc_id, stages, storage, settings, dpi or settings.inputs.dpi, record_extra=record_extra or {})
+    lanes = settings.lanes.pipeline_lanes
+    size = max(1, min(settings.models.detection_batch_size, math.ceil(len(pages) / lanes)))  # every lane gets pages
     groups = [pages[start : start + size] for start in range(0, len(pages), size)]
     busy = min(lanes, len(groups)) or 1
     if stages.threads is not None:  # the cores shared out among the lanes that will be busy
@@ -66,7 +66,7 @@ def process_group(run: Run, pages: list[int]) -> list[PageResult]:
         boxes = detect_tables(run, loaded)
     found = [table for p in loaded for table in find_tables(run, p, loaded[p], boxes[p])]
     with stage_clock(shared, "structure"):
-        structures = run.stages.structure.predict([t.crop for t in found], run.settings.structure_batch_size)
+        structures = run.stages.structure.predict([t.crop for t in found], run.settings.models.structure_batch_size)
     split_time(shared, [results[p] for p in loaded], "detection")
     split_time(shared, [results[t.page] for t in found], "structure")
     for table, objects in zip(found, structures):
@@ -101,7 +101,7 @@ def load_page(run: Run, page: int) -> tuple[Image.Image, list[Word], dict[str, f
     with stage_clock(timings, "render"):
         image = run.doc.render(page, run.dpi)
     with stage_clock(timings, "text_layer"):
-        if run.doc.kind == "pdf" and run.settings.text_layer:
+        if run.doc.kind == "pdf" and run.settings.inputs.text_layer:
             with PDFIUM_LOCK:
                 return image, pdf_words(run.doc, page, run.dpi), timings
         return image, [], timings
@@ -114,13 +114,13 @@ def detect_tables(run: Run, loaded: dict[int, Page]) -> dict[int, list[TableBox]
             p: [TableBox((0.0, 0.0, float(im.width), float(im.height)), 1.0, False)] for p, (im, _) in loaded.items()
         }
     s = run.settings
-    preds = run.stages.detector.predict([im for im, _ in loaded.values()], s.detection_batch_size)
+    preds = run.stages.detector.predict([im for im, _ in loaded.values()], s.models.detection_batch_size)
     return {
         p: select_tables(
             pred,
-            threshold=s.embedded_detection_threshold if run.stages.engine == "embedded" else s.detection_threshold,
-            rotated_threshold=s.detection_rotated_threshold,
-            merge_iou=s.detection_merge_iou,
+            threshold=run.engine.detection_threshold(s),
+            rotated_threshold=s.detection.rotated_threshold,
+            merge_iou=s.detection.merge_iou,
             page_size=im.size,
         )
         for (p, (im, _)), pred in zip(loaded.items(), preds)
@@ -133,7 +133,7 @@ def find_tables(run: Run, page: int, loaded: Page, boxes: list[TableBox]) -> lis
     found = []
     for index, box in enumerate(boxes, 1):
         table = crop_table(run, page, index, box, image, words)
-        if run.settings.context_capture and run.detecting and not box.rotated:
+        if run.settings.context.capture and run.detecting and not box.rotated:
             assert run.pool is not None
             others = [b.bbox for b in boxes]
             table.context = run.pool.submit(timed, table_context, run, box.bbox, image, words, others)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from worker.contract import ErrorEntry, PageRecord, TableEntry
+from worker.engines import Engine, get_engine
 from worker.inputs import Document
 from worker.overlap import SubprocessPool
 from worker.pipeline.stages import Stages
@@ -35,6 +36,11 @@ class Run:
     dpi: int
     pool: SubprocessPool | None = None
     record_extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def engine(self) -> Engine:
+        """The registered engine whose models `stages` holds (worker.engines)."""
+        return get_engine(self.stages.engine)
 
     @property
     def detecting(self) -> bool:

@@ -10,12 +10,10 @@ from PIL import Image
 
 from worker.contract import TableRecord
 from worker.core.captions import Context
-from worker.core.detections import TableBox, padded_box, rotate_words_clockwise, words_in_crop
+from worker.core.detections import TableBox, rotate_words_clockwise, words_in_crop
 from worker.core.flags import complexity_flags
 from worker.core.html_out import grid_to_html
-from worker.core.reconstruct import reconstruct
-from worker.core.token_grid import token_grid, tokens_from_raw
-from worker.core.types import StructureObject, Word
+from worker.core.types import Word
 from worker.outputs import table_record
 from worker.overlap import timed
 from worker.pipeline.run import Run
@@ -39,14 +37,10 @@ def crop_table(
     run: Run, page: int, index: int, box: TableBox, page_image: Image.Image, page_words: list[Word]
 ) -> FoundTable:
     """The table's crop and its words; OCR, when needed, starts in the pool (see `settle`)."""
-    s = run.settings
-    margin = s.embedded_crop_padding_px if run.stages.engine == "embedded" else None
     if not run.detecting:
         crop_box = (0, 0, page_image.width, page_image.height)
-    elif margin is not None:  # the embedded structure model reads text in a wide margin as rows
-        crop_box = padded_box(box.bbox, page_image.size, 0.0, margin)
     else:
-        crop_box = padded_box(box.bbox, page_image.size, s.crop_padding, s.crop_padding_min_px)
+        crop_box = run.engine.crop_box(box, page_image.size, run.settings)
     crop = page_image.crop(crop_box)
     inside = words_in_crop(page_words, crop_box)
     if box.rotated:
@@ -74,22 +68,9 @@ def build_table(
 ) -> tuple[TableRecord, str]:
     """Grid, HTML, flags and serialisations of one settled table: its record and its HTML."""
     assert not isinstance(table.words, Future) and not isinstance(table.context, Future), "settle() first"
-    from models.rules import find_ruling_lines  # numpy image step: the core gets the positions as data
-
-    s = run.settings
-    tokens = None
-    structure: list[StructureObject] = []
-    lines = None
-    if run.stages.engine == "embedded":  # structure tokens with cell boxes
-        tokens = tokens_from_raw(objects)
-        grid = token_grid(tokens, table.words, table.crop.size)
-    else:
-        structure = [StructureObject(o["label"], float(o["score"]), tuple(o["bbox"])) for o in objects]
-        lines = find_ruling_lines(table.crop, max(10, run.dpi // 5)) if s.refine_lines else None
-        grid = reconstruct(
-            structure, table.words, table.crop.size, s.thresholds(), s.duplicate_overlap, lines, s.refine_rules()
-        )
-    flags = complexity_flags(grid, rotated=table.box.rotated, words=table.words, rules=run.settings.flag_rules())
+    built = run.engine.build_grid(objects, table.words, table.crop, run.dpi, run.settings)
+    grid = built.grid
+    flags = complexity_flags(grid, rotated=table.box.rotated, words=table.words, rules=run.settings.flags.rules())
     record = table_record(
         doc_id=run.doc_id,
         page=table.page,
@@ -103,9 +84,10 @@ def build_table(
         flags=flags,
         context=table.context,
         page_size=page_size,
-        structure=structure,
+        structure=built.structure,
         words=table.words,
-        lines=lines,
-        tokens=tokens,
+        lines=built.lines,
+        tokens=built.tokens,
+        engine=run.stages.engine,
     )
     return record, grid_to_html(grid)

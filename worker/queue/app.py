@@ -31,14 +31,14 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(processName)s %(name)s%(task)s %(messa
 def celery_config(s: Settings) -> dict[str, Any]:
     """The Celery configuration for settings `s` (tests read it to check the knobs)."""
     return {
-        "broker_url": s.broker_url,
-        "result_backend": s.result_backend or s.broker_url,
+        "broker_url": s.queue.broker_url,
+        "result_backend": s.queue.result_backend or s.queue.broker_url,
         "broker_connection_retry_on_startup": True,
         "broker_connection_retry": True,
         "broker_connection_max_retries": None,  # a worker waits for its broker, however long it is away
         "broker_transport_options": {
-            "visibility_timeout": s.visibility_timeout,
-            "unacked_restore_interval": s.unacked_restore_interval,
+            "visibility_timeout": s.queue.visibility_timeout,
+            "unacked_restore_interval": s.queue.unacked_restore_interval,
             "unacked_restore_throttle": 1,  # sweep every interval, not every 10th
             "socket_connect_timeout": 5,
             "socket_timeout": 30,
@@ -59,11 +59,11 @@ def celery_config(s: Settings) -> dict[str, Any]:
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         "worker_prefetch_multiplier": 1,
-        "task_soft_time_limit": s.task_soft_time_limit,
-        "task_time_limit": s.task_time_limit,
-        "worker_max_tasks_per_child": s.worker_max_tasks_per_child,
-        "worker_max_memory_per_child": s.worker_max_memory_per_child,
-        "worker_proc_alive_timeout": s.worker_proc_alive_timeout,
+        "task_soft_time_limit": s.queue.task_soft_time_limit,
+        "task_time_limit": s.queue.task_time_limit,
+        "worker_max_tasks_per_child": s.queue.worker_max_tasks_per_child,
+        "worker_max_memory_per_child": s.queue.worker_max_memory_per_child,
+        "worker_proc_alive_timeout": s.queue.worker_proc_alive_timeout,
         "worker_pool": "prefork",
         # running tasks finish after a broker reconnect (they are idempotent either way)
         "worker_cancel_long_running_tasks_on_connection_loss": False,
@@ -72,16 +72,16 @@ def celery_config(s: Settings) -> dict[str, Any]:
         "task_send_sent_event": True,
         # job state lives in our own Redis hashes (worker.queue.state); results are not needed
         "task_ignore_result": True,
-        "result_expires": s.result_expires,
+        "result_expires": s.queue.result_expires,
         "task_serializer": "json",
         "result_serializer": "json",
         "accept_content": ["json"],
-        "task_default_queue": s.queue_docs,
-        "task_queues": [_queue(s.queue_docs), _queue(s.queue_pages), _queue(s.queue_vision)],
+        "task_default_queue": s.queue.docs,
+        "task_queues": [_queue(s.queue.docs), _queue(s.queue.pages), _queue(s.queue.vision)],
         "task_routes": {
-            DOCUMENT_TASK: {"queue": s.queue_docs},
-            PAGES_TASK: {"queue": s.queue_pages},
-            VISION_TASKS: {"queue": s.queue_vision},
+            DOCUMENT_TASK: {"queue": s.queue.docs},
+            PAGES_TASK: {"queue": s.queue.pages},
+            VISION_TASKS: {"queue": s.queue.vision},
         },
         "worker_hijack_root_logger": True,
         "worker_log_format": LOG_FORMAT,

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from worker.contract import JobStatus
+from worker.engines import queue_engine
 from worker.errors import TablesightError
 from worker.inputs import parse_page_ranges
 from worker.queue.app import DOCUMENT_TASK, make_app
@@ -62,7 +63,7 @@ def normalise_options(options: dict[str, Any] | None, settings: Settings) -> dic
     unknown = set(options) - set(OPTION_KEYS)
     if unknown:
         raise ValueError(f"unknown option(s) {sorted(unknown)}; known: {list(OPTION_KEYS)}")
-    dpi = int(options.get("dpi") or settings.dpi)
+    dpi = int(options.get("dpi") or settings.inputs.dpi)
     if not 36 <= dpi <= 1200:
         raise ValueError(f"dpi must be between 36 and 1200, not {dpi}")
     pages = options.get("pages")
@@ -73,9 +74,8 @@ def normalise_options(options: dict[str, Any] | None, settings: Settings) -> dic
     if tables not in ("detect", "page"):
         raise ValueError(f"tables must be 'detect' or 'page', not {tables!r}")
     # the engine is fixed per job, so one job's pages never mix engines across a fleet
-    engine = options.get("engine") or settings.engine
-    if engine not in ("tatr", "embedded"):
-        raise ValueError(f"engine must be 'tatr' or 'embedded' for queued jobs, not {engine!r}")
+    # `auto` settles to the fleet's default without a look-up: the enqueuing machine is not a worker
+    engine = queue_engine(options.get("engine"), settings)
     return {"dpi": dpi, "pages": pages, "tables": tables, "engine": engine}
 
 
@@ -156,9 +156,9 @@ class JobClient:
                 self.state.r.delete(self.state.key(job_id))
                 return holder
             self.state.remember(sha256, ohash, job_id, replace=True)
-        if len(data) > self.settings.max_file_bytes:  # refused here, not uploaded: failed at once
+        if len(data) > self.settings.inputs.max_file_bytes:  # refused here, not uploaded: failed at once
             reason = (
-                f"file is {len(data)} bytes, over the limit of {self.settings.max_file_bytes} "
+                f"file is {len(data)} bytes, over the limit of {self.settings.inputs.max_file_bytes} "
                 "(TABLESIGHT_MAX_FILE_BYTES)"
             )
             fail_job(self, job, reason, _log)

@@ -76,7 +76,7 @@ def finalise(rt: Runtime, job_id: str, token: str, log: logging.LoggerAdapter[lo
     """Write the manifest if every page is done and this caller holds the claim."""
     if not is_last(rt, job_id):
         return None
-    hold = rt.settings.task_time_limit * 2 + int(rt.settings.retry_backoff_max)
+    hold = rt.settings.queue.task_time_limit * 2 + int(rt.settings.queue.retry_backoff_max)
     if not rt.state.claim_final(job_id, token, hold):
         return None
     job = rt.state.get(job_id)
@@ -117,8 +117,10 @@ def finalise(rt: Runtime, job_id: str, token: str, log: logging.LoggerAdapter[lo
         started=float(job.get("created_ts") or time.time()),
     )
     manifest = manifest.model_copy(update={"job_id": job_id})
-    if rt.settings.link_continued_tables:  # same as the in-process path (pipeline.extract_document)
-        linked = attach_logical_tables(manifest.dump(), rt.storage, tolerance=rt.settings.continuation_column_tolerance)
+    if rt.settings.context.link_continued_tables:  # same as the in-process path (pipeline.extract_document)
+        linked = attach_logical_tables(
+            manifest.dump(), rt.storage, tolerance=rt.settings.context.continuation_column_tolerance
+        )
         manifest = Manifest.model_validate(linked)
     _write_manifest(rt, job["doc_id"], job_id, manifest)
     reason = "; ".join(e.reason for e in manifest.errors[:3])
@@ -139,7 +141,7 @@ def finalise(rt: Runtime, job_id: str, token: str, log: logging.LoggerAdapter[lo
         len(manifest.errors),
     )
     data = manifest.dump()
-    if rt.settings.vision_auto_read:
+    if rt.settings.vision.auto_read:
         _enqueue_vision_reads(data, rt, log)
     return data
 

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from worker.engines import LEGACY_ENGINE
 from worker.errors import InputError
 from worker.inputs import Document, open_document
 from worker.queue.state import JobState
@@ -29,7 +30,7 @@ class InputCache:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        base = settings.work_dir
+        base = settings.queue.work_dir
         if base is not None:
             Path(base).mkdir(parents=True, exist_ok=True)
         self.dir = Path(tempfile.mkdtemp(prefix=f"tablesight-in-{os.getpid()}-", dir=base))
@@ -57,7 +58,7 @@ class InputCache:
             path.unlink(missing_ok=True)
             raise InputError(key, "the stored input does not match its content hash")
         self._docs[key] = doc
-        while len(self._docs) > self.settings.input_cache_files:
+        while len(self._docs) > self.settings.queue.input_cache_files:
             _, old = self._docs.popitem(last=False)
             old.path.unlink(missing_ok=True)
         return doc
@@ -88,7 +89,7 @@ class Runtime:
             self._inputs = InputCache(self.settings)
         return self._inputs
 
-    def stages(self, tables: str, engine: str = "tatr") -> Stages:
+    def stages(self, tables: str, engine: str = LEGACY_ENGINE) -> Stages:
         """The models of a job's engine, loaded on first use in this process and kept for its lifetime."""
         if (tables, engine) not in self._stages:
             from worker.pipeline import load_stages

@@ -1,6 +1,6 @@
 """Job state in Redis: one hash per job, a set of done pages, per-page progress; all with a TTL.
 
-Keys (prefix `P` = settings.job_key_prefix):
+Keys (prefix `P` = settings.queue.job_key_prefix):
 
     P:job:<id>           hash: status, doc_id, sha256, source, options, pages_total, pages_done, ...
     P:job:<id>:done      set of pages finished (SADD is 1 only the first time: counted once)
@@ -106,8 +106,8 @@ class JobState:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> JobState:
-        url = settings.job_state_url or settings.broker_url
-        return cls(redis_client(url), settings.job_key_prefix, settings.job_ttl_seconds)
+        url = settings.queue.job_state_url or settings.queue.broker_url
+        return cls(redis_client(url), settings.queue.job_key_prefix, settings.queue.job_ttl_seconds)
 
     # --- keys ---------------------------------------------------------------
     def key(self, job_id: str, part: str = "") -> str:

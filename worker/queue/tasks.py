@@ -23,6 +23,7 @@ from celery.utils.log import get_task_logger
 from kombu.exceptions import OperationalError
 
 from worker.contract import PageRecord
+from worker.engines import LEGACY_ENGINE, queue_engine
 from worker.errors import InputError, TablesightError
 from worker.inputs import parse_page_ranges
 from worker.outputs import page_key
@@ -30,6 +31,7 @@ from worker.queue.app import DOCUMENT_TASK, PAGES_TASK, app
 from worker.queue.finish import fail_job, finalise, finish_page
 from worker.queue.runtime import Runtime, runtime, shutdown
 from worker.queue.state import TERMINAL, options_hash
+from worker.settings import get_hooks
 from worker.storage import Storage, StorageError
 from worker.timestamps import utc_now_iso
 
@@ -116,11 +118,13 @@ class JobTask(Task):
 def _retry(task: Task, exc: BaseException, log: JobLog) -> None:
     """Retry after a transient error, or return when the retries are spent."""
     s = runtime().settings
-    if task.request.retries >= s.task_max_retries:
+    if task.request.retries >= s.queue.task_max_retries:
         return
-    delay = backoff(task.request.retries, s.retry_backoff_base, s.retry_backoff_max)
-    log.warning("transient error, retry %d/%d in %.1f s: %s", task.request.retries + 1, s.task_max_retries, delay, exc)
-    raise task.retry(exc=exc, countdown=delay, max_retries=s.task_max_retries)
+    delay = backoff(task.request.retries, s.queue.retry_backoff_base, s.queue.retry_backoff_max)
+    log.warning(
+        "transient error, retry %d/%d in %.1f s: %s", task.request.retries + 1, s.queue.task_max_retries, delay, exc
+    )
+    raise task.retry(exc=exc, countdown=delay, max_retries=s.queue.task_max_retries)
 
 
 @app.task(name=DOCUMENT_TASK, bind=True, base=JobTask)
@@ -142,7 +146,7 @@ def document_task(self: Task, job_id: str) -> dict[str, Any] | None:
         except (InputError, ValueError) as exc:
             fail_job(rt, job, exc.reason if isinstance(exc, InputError) else str(exc), log)
             return {"job_id": job_id, "status": "failed"}
-        size = rt.settings.pages_per_task
+        size = rt.settings.queue.pages_per_task
         groups = [pages[i : i + size] for i in range(0, len(pages), size)]
         rt.state.start(job_id, pages, doc.page_count, doc.kind)
         if job.get("fanned_out") != "1":
@@ -152,7 +156,7 @@ def document_task(self: Task, job_id: str) -> dict[str, Any] | None:
         log.info("%s: %d page(s) in %d task(s)", job.get("source", ""), len(pages), len(groups))
         return {"job_id": job_id, "pages": len(pages), "tasks": len(groups)}
     except SoftTimeLimitExceeded:
-        _fail_if_possible(rt, job_id, f"validation took longer than {rt.settings.task_soft_time_limit} s", log)
+        _fail_if_possible(rt, job_id, f"validation took longer than {rt.settings.queue.task_soft_time_limit} s", log)
     except Exception as exc:
         _fail_if_possible(rt, job_id, _retry_or_reason(self, exc, log, "document task"), log)
     return {"job_id": job_id, "status": "failed"}
@@ -197,7 +201,7 @@ def page_task(self: Task, job_id: str, pages: list[int]) -> dict[str, Any] | Non
             rt,
             job_id,
             [p for p in pages if p not in finished],
-            f"page took longer than the soft time limit ({rt.settings.task_soft_time_limit} s)",
+            f"page took longer than the soft time limit ({rt.settings.queue.task_soft_time_limit} s)",
             log,
         )
     except Exception as exc:
@@ -227,7 +231,7 @@ def _pages_to_run(
         if p in done:
             continue
         crashes = attempts[p] - 1 - task.request.retries
-        if crashes > rt.settings.max_page_crashes:
+        if crashes > rt.settings.queue.max_page_crashes:
             reason = f"page {p} was lost mid-run {crashes} times (worker killed or out of memory); not running it again"
             log.error(reason)
             finish_page(rt, job_id, p, worker=task.request.hostname, error=reason)
@@ -241,15 +245,15 @@ def _pages_to_run(
 
 def _run(task: Task, rt: Runtime, job: dict[str, Any], todo: list[int], finished: set[int], log: JobLog) -> None:
     job_id, s = job["job_id"], rt.settings
-    # BENCH HOOK (Settings.bench_stand_in_pages): no models, an empty record per page
-    engine = job["options"].get("engine") or "tatr"
-    stages = None if s.bench_stand_in_pages else rt.stages(job["options"].get("tables", "detect"), engine)
+    # BENCH HOOK (DevHooks.bench_stand_in_pages): no models, an empty record per page
+    engine = job["options"].get("engine") or LEGACY_ENGINE
+    stages = None if get_hooks().bench_stand_in_pages else rt.stages(job["options"].get("tables", "detect"), engine)
     models = STAND_IN_MODELS if stages is None else stages.models()
     if not job.get("models"):
         rt.state.update(job_id, models=models)
     # what a page's output depends on (not the page selection): a record with the same marker is reusable
     page_options = {k: job["options"].get(k) for k in ("dpi", "tables")}
-    if job["options"].get("engine", "tatr") != "tatr":  # tatr records written before engines existed stay reusable
+    if engine != LEGACY_ENGINE:  # records written before engines existed stay reusable
         page_options["engine"] = job["options"]["engine"]
     marker = {"job_id": job_id, "page_options_hash": options_hash(page_options), "models": models}
     doc = rt.inputs.get(rt.storage, job["input_key"], job["sha256"])
@@ -273,8 +277,8 @@ def _run(task: Task, rt: Runtime, job: dict[str, Any], todo: list[int], finished
                 "started_at": utc_now_iso(),
             },
         )
-    if s.test_page_delay:
-        time.sleep(s.test_page_delay * len(run))  # TEST HOOK (Settings.test_page_delay)
+    if get_hooks().test_page_delay:
+        time.sleep(get_hooks().test_page_delay * len(run))  # TEST HOOK (DevHooks.test_page_delay)
     if stages is None:
         _stand_in_pages(rt, job, run, marker, finished, host)
         return
@@ -345,9 +349,9 @@ def _fail_pages(task: Task, rt: Runtime, job_id: str, pages: list[int], reason: 
 def _preload(**_: Any) -> None:
     """In each new pool process (never the parent): load the models now if asked to."""
     rt = runtime()
-    if rt.settings.preload_models:
+    if rt.settings.queue.preload_models:
         try:
-            rt.stages("detect", "embedded" if rt.settings.engine == "embedded" else "tatr")
+            rt.stages("detect", queue_engine(None, rt.settings))
         except Exception:  # noqa: BLE001 - a crash here would restart the process in a loop; the
             logger.exception("preloading the models failed")  # page tasks report the reason instead
 

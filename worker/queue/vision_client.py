@@ -39,6 +39,6 @@ def enqueue_hard_tables(celery_app: Any, manifest: dict[str, Any], settings: Set
     """With VISION_AUTO_READ, one vision task per `needs_vision` table of a finished document."""
     from worker.vision.policy import hard_tables
 
-    if not settings.vision_auto_read:
+    if not settings.vision.auto_read:
         return []
     return [enqueue_read(celery_app, str(ref)) for ref in hard_tables(manifest)]

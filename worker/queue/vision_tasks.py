@@ -33,9 +33,9 @@ logger = get_task_logger("worker.queue.vision_tasks")
 
 def _limits(s: Settings) -> tuple[int, int]:
     """(soft, hard) time limits: the page tasks' unless VISION_TASK_TIME_LIMIT is set."""
-    if s.vision_task_time_limit is None:
-        return s.task_soft_time_limit, s.task_time_limit
-    return max(1, s.vision_task_time_limit - 5), s.vision_task_time_limit
+    if s.vision.task_time_limit is None:
+        return s.queue.task_soft_time_limit, s.queue.task_time_limit
+    return max(1, s.vision.task_time_limit - 5), s.vision.task_time_limit
 
 
 _SOFT, _HARD = _limits(get_settings())
@@ -84,7 +84,7 @@ def vision_read_task(
     """Read `table_id` (`<doc_id>/<table_id>`); returns the read's summary, failures included."""
     log = logger
     rt = runtime()
-    settings = rt.settings if not model else rt.settings.model_copy(update={"vision_model": model})
+    settings = rt.settings if not model else rt.settings.replace(**{"vision_model": model})
     deadline = time.monotonic() + max(1.0, _SOFT - _MARGIN)
     try:
         ref = parse_table_ref(table_id)
@@ -100,10 +100,12 @@ def vision_read_task(
     except TableNotFound as exc:
         return _failed(table_id, "not-found", str(exc), retryable=False)
     except Exception as exc:
-        if is_transient(exc) and self.request.retries < rt.settings.task_max_retries:
-            delay = backoff(self.request.retries, rt.settings.retry_backoff_base, rt.settings.retry_backoff_max)
+        if is_transient(exc) and self.request.retries < rt.settings.queue.task_max_retries:
+            delay = backoff(
+                self.request.retries, rt.settings.queue.retry_backoff_base, rt.settings.queue.retry_backoff_max
+            )
             log.warning("[table=%s] transient error, retry in %.1f s: %s", table_id, delay, exc)
-            raise self.retry(exc=exc, countdown=delay, max_retries=rt.settings.task_max_retries) from exc
+            raise self.retry(exc=exc, countdown=delay, max_retries=rt.settings.queue.task_max_retries) from exc
         if not isinstance(exc, TablesightError):
             log.exception("[table=%s] vision read failed", table_id)
         reason = str(exc) if isinstance(exc, TablesightError) else f"{type(exc).__name__}: {exc}"

@@ -27,7 +27,7 @@ def storage_for(settings: Settings, folder: str | Path | None = None) -> Storage
     """The store a command writes to: an explicit folder (`--out`), else TABLESIGHT_STORAGE_URL."""
     if folder is not None:
         return LocalStorage(folder)
-    return open_storage(settings.storage_url, s3_endpoint_url=settings.s3_endpoint_url)
+    return open_storage(settings.store.storage_url, s3_endpoint_url=settings.store.s3_endpoint_url)
 
 
 __all__ = ["LocalStorage", "Storage", "StorageError", "open_storage", "storage_for", "validate_key"]

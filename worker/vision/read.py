@@ -106,7 +106,7 @@ def read_table(
     cannot be set up at all (a configuration problem, the same for every table).
     """
     ref = parse_table_ref(ref) if isinstance(ref, str) else ref
-    backend = backend or settings.vision_backend
+    backend = backend or settings.vision.backend
     model = reader.model if reader is not None else model_name(settings, backend)
     table, image, crop_sha256 = _load_table(storage, ref)
     stored = stored_read(storage, ref)
@@ -129,7 +129,7 @@ def read_table(
         raw_answer_chars=len(answer.text),
         tokens={"prompt": answer.prompt_tokens, "completion": answer.completion_tokens},
     )
-    checked = check_answer(answer.text, settings.vision_max_answer_chars)
+    checked = check_answer(answer.text, settings.vision.max_answer_chars)
     cut = {"length": "the token limit (VISION_MAX_NEW_TOKENS)", "time": "the read's deadline"}.get(
         answer.finish_reason or ""
     )

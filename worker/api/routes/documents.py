@@ -76,7 +76,7 @@ async def get_chunks(
     from worker.core.chunks import approx_tokens
 
     ids.doc_id(doc_id)
-    budget = max_tokens or deps.settings(request).chunk_max_tokens
+    budget = max_tokens or deps.settings(request).chunks.max_tokens
     try:
         chunks = await run_in_threadpool(document_chunks, deps.storage(request), doc_id, budget, approx_tokens)
     except KeyError:

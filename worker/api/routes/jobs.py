@@ -125,7 +125,7 @@ async def create_jobs(
     wait: float = Query(0, ge=0, le=MAX_WAIT, description="seconds to wait for the jobs to end"),
 ) -> JSONResponse:
     client = deps.client(request)
-    with upload_folder(client.settings.work_dir) as folder:
+    with upload_folder(client.settings.queue.work_dir) as folder:
         upload = await read_upload(request, Path(folder))
         if not upload.files:
             raise ApiError(422, "no file: send one or more files as multipart field 'file' (curl -F file=@doc.pdf)")

@@ -78,7 +78,7 @@ def _reusable(client: JobClient, ref: TableRef, record: dict[str, Any] | None) -
 
 
 def _read_key(client: JobClient, read_id: str) -> str:
-    return f"{client.settings.job_key_prefix}:read:{read_id}"
+    return f"{client.settings.queue.job_key_prefix}:read:{read_id}"
 
 
 def _table(client: JobClient, doc_id: str, table_id: str) -> TableRef:
@@ -94,7 +94,7 @@ def _start_read(client: JobClient, doc_id: str, table_id: str, force: bool) -> t
     if record is not None and _reusable(client, ref, record):
         return 200, {"stored": True, "read": read_view(client, ref, record)}
     read_id = enqueue_read(client.app, str(ref), force=force)
-    client.state.r.set(_read_key(client, read_id), str(ref), ex=client.settings.result_expires)
+    client.state.r.set(_read_key(client, read_id), str(ref), ex=client.settings.queue.result_expires)
     return 202, {"read_id": read_id, "status": "queued", "links": {"poll": f"/v1/reads/{read_id}"}}
 
 

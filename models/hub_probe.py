@@ -1,9 +1,9 @@
-"""Which engine runs: the ENGINE setting, with `auto` settled by one quick look for the weights.
+"""Whether Table Transformer's weights would load here, found in seconds without loading them.
 
-`auto` picks Table Transformer when both of its models resolve (a local folder, MODELS_DIR,
-the Hugging Face cache, or one hub request with a short timeout and no retries), else the
-embedded engine. Loading through `from_pretrained` would retry the hub for about a minute
-on a machine that cannot reach it; this look-up answers in seconds.
+Both of its models resolve when they are a local folder, in MODELS_DIR, in the Hugging Face
+cache, or answered for by one hub request with a short timeout and no retries. Loading through
+`from_pretrained` would retry the hub for about a minute on a machine that cannot reach it.
+The engine registry's `auto` (worker.engines.resolve_engine) asks this.
 """
 
 from __future__ import annotations
@@ -13,16 +13,14 @@ import os
 from pathlib import Path
 
 from models import weights
-from worker.settings import Settings
+from worker.settings import ModelSettings
 
 logger = logging.getLogger(__name__)
 
-TATR = "tatr"
-EMBEDDED = "embedded"
 HUB_PROBE_TIMEOUT_S = 3.0
 
 
-def tatr_problem(settings: Settings) -> str | None:
+def tatr_problem(settings: ModelSettings) -> str | None:
     """Why the Table Transformer weights would not load, or None when both resolve."""
     for ref in (settings.detection_model, settings.structure_model):
         try:
@@ -57,13 +55,3 @@ def _hub_problem(repo_id: str, revision: str | None) -> str | None:
     if response.status_code != 200:
         return f"not cached and the hub answered HTTP {response.status_code}"
     return None
-
-
-def choose_engine(settings: Settings) -> tuple[str, str]:
-    """(engine, one-line reason) for the ENGINE setting; only `auto` looks anything up."""
-    if settings.engine != "auto":
-        return settings.engine, f"TABLESIGHT_ENGINE={settings.engine}"
-    problem = tatr_problem(settings)
-    if problem is None:
-        return TATR, "Table Transformer weights found"
-    return EMBEDDED, f"Table Transformer weights unavailable ({problem})"
