@@ -136,9 +136,13 @@ def split_header_spans(
             out.append(rect)
             continue
         x0, x1, y0, y1 = cols[rect.c0].lo, cols[rect.c1].hi, rows[rect.r0].lo, rows[rect.r1].hi
-        # a rule read as `|`, a stray dot: marks, not labels
-        inside = [w for w in words if _inside(w, x0, y0, x1, y1) and any(ch.isalnum() for ch in w.text)]
-        groups = word_groups(inside, gap)
+        inside = [w for w in words if _inside(w, x0, y0, x1, y1)]
+        # a group of marks alone (a rule read as `|`, a stray dot) is no label
+        groups = [
+            g
+            for g in word_groups(inside, gap)
+            if any(any(ch.isalnum() for ch in w.text) for w in inside if g[0] <= w.bbox[0] and w.bbox[2] <= g[1])
+        ]
         pieces = _split(rect, cols, groups) if groups else None
         if pieces is None:
             out.append(rect)
