@@ -121,7 +121,8 @@ def add_pages_parser(esub: argparse._SubParsersAction) -> None:
         description="Render each GT table's PDF page at the GT's dpi and run the whole pipeline: "
         "in scan mode without the text layer, in text mode with it; --mode crop scores the GT "
         "crops alone. Detection precision/recall by page IoU, TEDS and TEDS-struct over all GT "
-        "tables (a missed table scores 0) and over matched ones, pages/s.",
+        "tables (a missed table scores 0) and over matched ones, label binding (GT values found "
+        "under a similar row label and column path; column path only; row label only), pages/s.",
     )
     p.add_argument("--data", type=Path, required=True, help="folder holding <set>/gt.jsonl (ICDAR records with pdf)")
     p.add_argument("--mode", default="scan,text", help="comma-separated: scan, text, crop (default: scan,text)")

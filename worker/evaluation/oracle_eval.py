@@ -18,6 +18,7 @@ from worker.core.html_out import grid_to_html
 from worker.core.reconstruct import reconstruct
 from worker.core.refine import RefineRules
 from worker.core.types import RulingLines, StructureObject, Word
+from worker.evaluation.binding import bind, rates
 from worker.evaluation.dataset import GtTable, load_tables
 from worker.evaluation.noise import NoiseLevel, add_noise, get_level, make_rng
 from worker.evaluation.oracle import oracle_for
@@ -150,8 +151,10 @@ def run_oracle_eval(
                 html, valid = rebuild_html(table, lv, seed, ocr, refine)
                 row["teds"], row["teds_struct"] = score_html(html, gt_norm)
                 row["valid"] = valid
+                row.update(bind(html, table.html))
             except Exception as exc:  # a crash scores 0 and is counted, the run goes on
                 row.update(teds=0.0, teds_struct=0.0, valid=False, error=f"{type(exc).__name__}: {exc}")
+                row.update(bind("", table.html))
             rows.append(row)
             bar.update(1)
     bar.close()
@@ -194,11 +197,12 @@ def _block(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def _means(rows: list[dict[str, Any]]) -> dict[str, Any]:
     n = len(rows)
     if not n:
-        return {"n": 0, "teds": None, "teds_struct": None}
+        return {"n": 0, "teds": None, "teds_struct": None, "binding": None}
     return {
         "n": n,
         "teds": round(sum(r["teds"] for r in rows) / n, 4),
         "teds_struct": round(sum(r["teds_struct"] for r in rows) / n, 4),
+        **rates(rows),
     }
 
 
@@ -206,7 +210,7 @@ def format_table(results: dict[str, Any]) -> str:
     """A fixed-width table of the summary: one line per level, then one per source under it."""
     head = (
         f"{'level / source':<20} {'n':>4} {'TEDS':>7} {'TEDS-s':>7}   "
-        f"{'n span':>6} {'TEDS':>7} {'TEDS-s':>7}   {'invalid':>7} {'errors':>6}"
+        f"{'n span':>6} {'TEDS':>7} {'TEDS-s':>7}   {'bind':>6} {'col':>6} {'row':>6}   {'invalid':>7} {'errors':>6}"
     )
     lines = [head, "-" * len(head)]
     for level, s in results["summary"].items():
@@ -230,8 +234,13 @@ def _line(name: str, b: dict[str, Any], invalid: int | None = None, errors: int 
     tail = f"   {invalid:>7} {errors:>6}" if invalid is not None else ""
     return (
         f"{name:<20} {a['n']:>4} {_f(a['teds'])} {_f(a['teds_struct'])}   "
-        f"{sp['n']:>6} {_f(sp['teds'])} {_f(sp['teds_struct'])}{tail}"
+        f"{sp['n']:>6} {_f(sp['teds'])} {_f(sp['teds_struct'])}   "
+        f"{_p(a.get('binding'))} {_p(a.get('binding_col'))} {_p(a.get('binding_row'))}{tail}"
     )
+
+
+def _p(v: float | None) -> str:
+    return f"{v:>6.1%}" if v is not None else f"{'-':>6}"
 
 
 def _f(v: float | None) -> str:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from worker.core.geometry import iou, union_box
 from worker.core.page_transform import Affine, invert, unbound_box
 from worker.core.types import BBox
+from worker.evaluation.binding import bind, rates
 from worker.evaluation.teds import teds
 
 if TYPE_CHECKING:
@@ -282,6 +283,7 @@ def score(
         "teds_struct": round(sum(r["teds_struct"] for r in per_table) / n, 4) if n else 0.0,
         "teds_matched": round(sum(r["teds"] for r in matched) / len(matched), 4) if matched else 0.0,
         "teds_struct_matched": round(sum(r["teds_struct"] for r in matched) / len(matched), 4) if matched else 0.0,
+        **rates(per_table),
         "pages_per_s": round(n_units / seconds, 3) if seconds > 0 else 0.0,
         "seconds": round(seconds, 1),
         "failures": failures,
@@ -290,11 +292,13 @@ def score(
 
 
 def _scored(t: GtPageTable, html: str, matched: bool) -> dict[str, Any]:
+    """TEDS and label binding of one GT table (a missed table scores 0 and binds nothing)."""
     return {
         "table_id": t.table_id,
         "matched": matched,
         "teds": round(teds(html, t.html), 4) if matched else 0.0,
         "teds_struct": round(teds(html, t.html, structure_only=True), 4) if matched else 0.0,
+        **bind(html if matched else "", t.html),
     }
 
 
@@ -342,14 +346,15 @@ def format_rows(rows: list[tuple[str, dict[str, Any]]]) -> str:
     """A Markdown table, one row per (tool, summary)."""
     head = (
         "| tool | mode | tables | det. recall | det. precision | TEDS | TEDS-struct | TEDS matched "
-        "| TEDS-struct matched | pages/s |"
+        "| TEDS-struct matched | values | bound (both labels) | column path | row label | pages/s |"
     )
-    lines = [head, "|" + "---|" * 10]
+    lines = [head, "|" + "---|" * 14]
     for name, s in rows:
         mode = f"{s['mode']} {s['degrade']}" if s.get("degrade") else s["mode"]  # scan + simulator kind
         lines.append(
             f"| {name} | {mode} | {s['tables']} | {s['recall']:.3f} | {s['precision']:.3f} | {s['teds']:.3f} "
             f"| {s['teds_struct']:.3f} | {s['teds_matched']:.3f} | {s['teds_struct_matched']:.3f} "
+            f"| {s['values']} | {s['binding']:.3f} | {s['binding_col']:.3f} | {s['binding_row']:.3f} "
             f"| {s['pages_per_s']:.2f} |"
         )
     return "\n".join(lines)
