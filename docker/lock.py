@@ -10,6 +10,8 @@ project's runtime dependencies without installing anything (`pip install --dry-r
   requirements-torch-cpu.txt  torch and torchvision from the PyTorch CPU wheel index (the CPU image's
                               first layer: the same versions, built without CUDA, ~5 GB smaller)
   requirements.txt            everything else, shared by both images, with sha256 hashes
+  requirements-onnxruntime-gpu.txt  the `gpu` extra's onnxruntime-gpu (CUDA 13, on torch's CUDA libraries),
+                              which the GPU image installs in place of onnxruntime
 
 The images install each file with `pip install --no-deps`, so the files are the whole truth
 and pip resolves nothing at build time; `pip check` then proves the set is consistent.
@@ -85,6 +87,26 @@ def write(path: Path, intro: str, lines: list[str]) -> None:
     print(f"wrote {path.relative_to(ROOT)} ({len(lines)} packages)")
 
 
+def gpu_extra() -> list[str]:
+    """The `gpu` extra's pins from pyproject.toml (onnxruntime-gpu: its CUDA libraries are torch's)."""
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    return list(extras["gpu"])
+
+
+def resolve_no_deps(requirements: list[str]) -> list[dict]:
+    """pip's installation report for exactly these pins, without their dependencies."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "--dry-run", "--ignore-installed", "--no-deps"]
+            + ["--only-binary=:all:", "--report", str(report), *requirements],
+            check=True,
+        )
+        return list(json.loads(report.read_text())["install"])
+
+
 def main() -> int:
     items = resolve()
     by_name = {normalise(i["metadata"]["name"]): i for i in items}
@@ -112,6 +134,12 @@ def main() -> int:
         "# Everything the worker needs except torch and torchvision (see requirements-torch-*.txt), shared by\n"
         "# the CPU and GPU images. Installed with --no-deps --require-hashes after the torch layer.\n",
         [pinned(i) for i in rest],
+    )
+    write(
+        HERE / "requirements-onnxruntime-gpu.txt",
+        "# The GPU image's onnxruntime: the `gpu` extra's CUDA 13 build, installed with --no-deps in place of\n"
+        "# requirements.txt's onnxruntime (same module); its CUDA libraries come with requirements-torch-gpu.txt.\n",
+        [pinned(i) for i in resolve_no_deps(gpu_extra())],
     )
     return 0
 

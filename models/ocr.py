@@ -44,6 +44,7 @@ def ocr_words(
     threads: int | None = None,
     invert: bool = True,
     dpi: int | None = None,
+    line_px: float | None = None,
 ) -> list[Word]:
     """OCR `image`; words with text and a confidence, boxes shifted by `offset`.
 
@@ -65,8 +66,7 @@ def ocr_words(
     if rule_min_px is not None:
         image = erase_rules(image, rule_min_px)
     if upscale is None:
-        line_h = _text_line_height(image)
-        upscale = UPSCALE_FACTOR if line_h is not None and line_h < UPSCALE_BELOW_PX else 1
+        upscale = auto_upscale(_text_line_height(image), line_px)
     log.debug("ocr %dx%d px, upscale %s, psm %s", image.width, image.height, upscale, psm)
     if upscale != 1:
         size = (max(1, round(image.width * upscale)), max(1, round(image.height * upscale)))
@@ -105,6 +105,16 @@ def ocr_words(
         x0, y0, x1, y1 = (round(v, 2) for v in bbox)
         words.append(Word(text, (x0, y0, x1, y1), round(conf / 100, 4)))
     return words
+
+
+def auto_upscale(line_h: float | None, line_px: float | None = None) -> float:
+    """The factor that gives tesseract lines of an adequate height: `UPSCALE_FACTOR` below
+    `UPSCALE_BELOW_PX` (the default), or with `line_px`, enough to bring lines to that height."""
+    if line_h is None:
+        return 1
+    if line_px is None:
+        return UPSCALE_FACTOR if line_h < UPSCALE_BELOW_PX else 1
+    return round(min(3.0, line_px / line_h), 2) if line_h < line_px else 1
 
 
 def _tesseract_tsv(image: Image.Image, lang: str, switches: list[str], threads: int) -> dict[str, list]:

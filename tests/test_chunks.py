@@ -154,7 +154,7 @@ def test_ranges_cover_the_body_exactly_once(kinds: list[str], budget: int):
 
 
 def test_document_chunks_from_a_store_including_records_written_before_rows_were_stored(tmp_path):
-    from worker.cli.chunks import document_chunks
+    from worker.retrieval.chunks import document_chunks
     from worker.storage import LocalStorage
 
     store = LocalStorage(tmp_path)

@@ -61,9 +61,28 @@ def test_header_rows_in_thead_with_th():
     html = grid_to_html(grid)
     head, body = html.split("</thead>")
     assert head.count("<tr>") == 2 and "<td" not in head
-    assert body.count("<tr>") == 2 and "<th" not in body
+    assert body.count("<tr>") == 2 and body.count('<th scope="row">') == 2  # the stub: row labels
+    assert '<th scope="colgroup" colspan="2">' in head and '<th scope="col" rowspan="2">' in head
     back = html_to_grid(html)
     assert back.header_rows == 2 and back.shape_signature() == grid.shape_signature()
+    assert not any(c.is_header for c in back.cells if c.row >= 2)  # row labels are not column headers
+
+
+def test_inferred_header_goes_to_thead_and_stub_cells_are_row_headers():
+    """A grid whose model marked no header: the header the serialisations infer is the
+    HTML's `<thead>` too, and the row labels are `<th scope="row">`."""
+    from worker.core.serialise import serialisations
+    from worker.core.types import Cell, TableGrid
+
+    texts = [["Country", "2007", "2009"], ["Belgium", "12.5", "13.1"], ["France", "8.0", "7.9"]]
+    grid = TableGrid(3, 3, [Cell(r, c, text=t) for r, row in enumerate(texts) for c, t in enumerate(row)])
+    html = grid_to_html(grid)
+    assert html.startswith('<table><thead><tr><th scope="col">Country</th><th scope="col">2007</th>')
+    assert '<tr><th scope="row">Belgium</th><td>12.5</td><td>13.1</td></tr>' in html
+    ser = serialisations(grid)
+    assert ser["header_rows"] == 1 and ser["header_source"] == "inferred"
+    assert html_to_grid(html).header_rows == ser["header_rows"]
+    assert ser["row_lines"][0] == "Country: Belgium; 2007: 12.5; 2009: 13.1"
 
 
 @pytest.mark.parametrize(
@@ -109,3 +128,35 @@ def test_parser_rejects_text_without_table():
 
 def test_empty_grid_html():
     assert grid_to_html(grid_from_spec(0, 0, [])) == "<table><tbody></tbody></table>"
+
+
+def test_title_caught_in_the_table_box_is_the_caption_not_a_column_label():
+    """A table's note sentence read as its first row, over every column: written as
+    `<caption>`, left out of every column path, the labels below it kept."""
+    from worker.core.headers import column_labels
+    from worker.core.types import Cell, TableGrid
+    from worker.evaluation.binding import bind
+
+    title = "Table C1: Summary statistics for 2,012 respondents in SAVE 2009."
+    texts = [["Variable", "Mean", "Std. Dev."], ["Age", "50.8", "15.9"], ["Men", "0.47", "0.50"]]
+    cells = [Cell(0, 0, 1, 3, title)] + [
+        Cell(r + 1, c, text=t) for r, row in enumerate(texts) for c, t in enumerate(row)
+    ]
+    grid = TableGrid(4, 3, cells)
+    assert column_labels(grid) == ["Variable", "Mean", "Std. Dev."]
+    html = grid_to_html(grid)
+    assert html.startswith("<table><caption>Table C1: Summary statistics for 2,012 respondents in SAVE 2009.</caption>")
+    assert '<thead><tr><th scope="col">Variable</th><th scope="col">Mean</th>' in html
+    gt = "<table>" + "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in texts) + "</table>"
+    assert bind(html, gt)["bound"] == 4
+
+
+def test_empty_rows_above_the_labels_join_the_header():
+    from worker.core.headers import column_labels, header_rows_of
+    from worker.core.types import Cell, TableGrid
+
+    texts = [["", "", ""], ["", "population 1995 (mn)", "outlets 1996/7 (000)"], ["Germany", "81.9", "73.6"]]
+    texts += [["France", "58.1", "34.8"]]
+    grid = TableGrid(4, 3, [Cell(r, c, text=t) for r, row in enumerate(texts) for c, t in enumerate(row)])
+    assert header_rows_of(grid) == (2, "inferred")
+    assert column_labels(grid)[1:] == ["population 1995 (mn)", "outlets 1996/7 (000)"]

@@ -423,3 +423,15 @@ def test_image_environment_runs_worker_and_healthcheck(build_root: Path) -> None
                 pass
             proc.wait(timeout=30)
         print((tmp_path / "worker.log").read_text(errors="replace")[-2000:])
+
+
+def test_gpu_extra_is_what_the_gpu_image_installs() -> None:
+    """`tablesight[gpu]`'s onnxruntime-gpu pin is the GPU image's lock, installed there in place of onnxruntime."""
+    from packaging.requirements import Requirement
+
+    extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["gpu"]
+    locked = read_lock("requirements-onnxruntime-gpu.txt")
+    for dep in map(Requirement, extra):
+        assert dep.specifier.contains(locked[dep.name]), f"{dep} vs locked {locked.get(dep.name)}"
+    text = DOCKERFILE.read_text()
+    assert "docker/requirements-onnxruntime-gpu.txt" in text and "pip uninstall -y onnxruntime" in text

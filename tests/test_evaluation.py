@@ -229,7 +229,8 @@ def test_run_oracle_eval_end_to_end(tmp_path: Path):
     res = run_oracle_eval(tmp_path, ["none", "high"], 3, progress=False)
     assert res["n_tables"] == 2 and res["levels"] == ["none", "high"]
     none = res["summary"]["none"]
-    assert none["all"] == {"n": 2, "teds": 1.0, "teds_struct": 1.0}
+    assert {k: none["all"][k] for k in ("n", "teds", "teds_struct")} == {"n": 2, "teds": 1.0, "teds_struct": 1.0}
+    assert none["by_source"]["alpha"]["all"]["binding"] == 1.0  # every value under its own labels
     assert none["span"]["n"] == 1 and none["by_source"]["beta"]["all"]["teds"] == 1.0
     assert none["invalid"] == 0 and none["errors"] == 0
     high = res["summary"]["high"]

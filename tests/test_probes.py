@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from worker.devtools.samples import financial_table, render_table, staffing_table
+from worker.devtools.samples import TABLE_STYLES, financial_table, render_table, staffing_table
 from worker.evaluation.dataset import GtCell, GtTable
 from worker.evaluation.probes import Probe, binds, check, evaluate_table, make_probes, run_probes_eval
 
@@ -73,6 +73,17 @@ def test_probes_on_rendered_tables_bind_with_oracle_structure():
     fin = make_probes(rendered_gt(financial_table(), "f"), 2, Counter())
     first = next(p for p in fin if p.value == "1,200")
     assert first.row_labels == ("North",) and first.col_labels == ("2023", "Revenue")
+
+
+@pytest.mark.parametrize("style", sorted(TABLE_STYLES))
+def test_every_table_style_binds_every_probe_with_oracle_structure(style):
+    """Per style (multi-level year headers, a stub head two rows tall, dates spanning two
+    columns each, ...): every probe found and bound, in row lines and in chunks."""
+    table = rendered_gt(TABLE_STYLES[style](), style)
+    result = evaluate_table(table, "none", 0, 60, Counter())
+    assert result["probes"] >= 6
+    for key in ("rows_find", "rows_bind", "chunks_find", "chunks_bind"):
+        assert result[key] == result["probes"], (style, key, result["failures"])
 
 
 @pytest.mark.skipif(not (DEV / "icdar2013-eu" / "gt.jsonl").is_file(), reason="dev data ../shared/eval/dev not present")

@@ -223,7 +223,7 @@ def test_ten_documents_on_two_workers_none_twice(cluster, tmp_path):
 def test_the_engine_is_a_job_option_and_runs_for_every_page(cluster, tmp_path):
     """A tatr-configured fleet runs an embedded job with the embedded models (pinned by hash),
     and the same document with the other engine is another job, never a reused one."""
-    from models.embedded.weights import MODELS, default_dir, fetch
+    from models.embedded.weights import TABLE_MODELS, default_dir, fetch
 
     fetch(default_dir(None))  # what .ci/setup leaves; the workers find them the same way
     client: JobClient = cluster.client
@@ -234,7 +234,7 @@ def test_the_engine_is_a_job_option_and_runs_for_every_page(cluster, tmp_path):
     manifest = client.wait(embedded, timeout=120)
     assert manifest["status"] == "complete", manifest["errors"]
     assert manifest["options"]["engine"] == "embedded"
-    pinned = {m.name: m.sha256 for m in MODELS}
+    pinned = {m.name: m.sha256 for m in TABLE_MODELS}
     assert {manifest["models"][r]["sha256"] for r in ("detection", "structure")} == set(pinned.values())
     assert all(not info.get("reused") for info in client.status(embedded)["pages"].values())
     assert client.wait(tatr, timeout=120)["options"]["engine"] == "tatr"

@@ -23,7 +23,7 @@ def test_rebuild_prints_html(tmp_path, capsys):
     f.write_text(json.dumps(good_payload()))
     assert main(["rebuild", str(f)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith('<table><thead><tr><th colspan="2">r0c0</th></tr></thead>')
+    assert out.startswith('<table><thead><tr><th scope="colgroup" colspan="2">r0c0</th></tr></thead>')
 
 
 # Not a structure payload at all: one error line. (A bad box or label inside a well-formed

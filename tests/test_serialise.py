@@ -208,3 +208,64 @@ def test_empty_and_broken_grids_do_not_crash():
     holey = TableGrid(2, 2, [Cell(0, 0, text="a"), Cell(1, 1, text="b")], header_rows=1)  # two slots unowned
     ser = serialisations(holey)
     assert ser["row_lines"] == ["Column 2: b"]
+
+
+def test_caption_count_unit_never_reaches_percent_rate_or_their_margin_columns():
+    """'(Numbers in thousands)' over a table with Number, Percent, Margin of error and Rate
+    columns: only the count columns read in thousands; the header unit of a spanning label
+    governs the columns under it; each unit says where it was stated."""
+    texts = [
+        ["Characteristic", "2005", "", "", "Poverty rate", "Value (EUR million)"],
+        ["", "Number", "Percent", "Margin of error (±)", "", ""],
+        ["All people", "36,950", "12.6", "0.3", "11.1", "1,204"],
+        ["Under 18 years", "12,896", "17.6", "0.5", "16.3", "2,085"],
+    ]
+    cells = [
+        Cell(r, c, text=t)
+        for r, row in enumerate(texts)
+        for c, t in enumerate(row)
+        if not ((r == 0 and c in (2, 3)) or (r == 1 and c in (4, 5)))
+    ]
+    cells = [
+        Cell(0, 1, 1, 3, "2005")
+        if (x.row, x.col) == (0, 1)
+        else Cell(0, 4, 2, 1, "Poverty rate")
+        if (x.row, x.col) == (0, 4)
+        else Cell(0, 5, 2, 1, "Value (EUR million)")
+        if (x.row, x.col) == (0, 5)
+        else x
+        for x in cells
+    ]
+    grid = TableGrid(4, 6, cells, header_rows=2)
+    grid.owner_map()
+    ser = serialisations(grid, TableContext("Table 1. People in poverty (Numbers in thousands)", [], [1]))
+    units = {u["col"]: (u["unit"], u["source"]) for u in ser["units"]}
+    assert units == {1: ("thousands", "caption"), 5: ("EUR million", "header")}
+    line = ser["row_lines"][0]
+    assert "2005 / Number (thousands): 36,950" in line
+    assert "2005 / Percent: 12.6" in line and "2005 / Margin of error (±): 0.3" in line
+    assert "Poverty rate: 11.1" in line and "Value (EUR million): 1,204" in line
+    grouped = column_units([["Sales (EUR million)", "Total"], ["Sales (EUR million)", "Share %"]], [True, True])
+    assert grouped == [{"unit": "EUR million", "source": "spanning header"}, {"unit": "%", "source": "header"}]
+
+
+def test_leader_debris_leaves_row_labels_but_cell_text_keeps_what_was_read():
+    """OCR of a dotted leader on a scan: `All ages ee ee ee ee)`, `With a disability cece`."""
+    from worker.core.headers import label_text
+    from worker.core.html_out import grid_to_html
+
+    texts = [
+        ["Characteristic", "Number", "Percent"],
+        ["All ages ee ee ee ee)", "36,950", "12.6"],
+        ["With a disability cece", "4,704", "21.0"],
+        ["Under 18 years . . . . .", "12,896", "17.6"],
+        ["Type of it", "5", "1.0"],
+    ]
+    grid = TableGrid(5, 3, [Cell(r, c, text=t) for r, row in enumerate(texts) for c, t in enumerate(row)])
+    lines = serialisations(grid)["row_lines"]
+    assert lines[0] == "Characteristic: All ages; Number: 36,950; Percent: 12.6"
+    assert lines[1].startswith("Characteristic: With a disability; ")
+    assert lines[2].startswith("Characteristic: Under 18 years; ")
+    assert lines[3].startswith("Characteristic: Type of it; ")  # short real words are no debris
+    assert "All ages ee ee ee ee)" in grid_to_html(grid)  # the cell keeps what was read
+    assert label_text("Sweden ce ce ce ce") == "Sweden" and label_text("Vitamin E") == "Vitamin E"

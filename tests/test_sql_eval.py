@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from test_probes import rendered_gt
 
-from worker.devtools.samples import financial_table, staffing_table
+from worker.devtools.samples import TABLE_STYLES, financial_table, staffing_table
 from worker.evaluation.sql_eval import evaluate_level, lookups, run_sql_eval
 
 # ../shared/eval/dev beside the repository (a worktree one level deeper looks one level up too)
@@ -33,6 +33,16 @@ def test_rendered_tables_answer_every_lookup_and_aggregate_exactly():
     assert [r["aggregates"] for r in rows] == [4, 0]
     noisy, _ = evaluate_level(tables, "high", 0)  # noisy structure runs through, answers or not
     assert all("error" not in r for r in noisy)
+
+
+@pytest.mark.parametrize("style", sorted(TABLE_STYLES))
+def test_every_table_style_answers_its_lookups_exactly(style):
+    """Per style (multi-level year headers, a stub head two rows tall, dates spanning two
+    columns each, ...): every lookup by row label and column path answered exactly."""
+    table = rendered_gt(TABLE_STYLES[style](), style)
+    rows, _ = evaluate_level([table], "none", 0)
+    assert rows[0]["lookups"] >= 6
+    assert rows[0]["exact"] == rows[0]["answered"] == rows[0]["lookups"], (style, rows[0]["failures"])
 
 
 @pytest.mark.skipif(not (DEV / "icdar2013-eu" / "gt.jsonl").is_file(), reason="dev data ../shared/eval/dev not present")

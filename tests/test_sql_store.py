@@ -87,12 +87,12 @@ def test_every_table_gets_csv_parquet_schema_and_description(store):
 
 
 def test_a_failed_export_costs_the_exports_not_the_table(tmp_path, monkeypatch, caplog):
-    import worker.exports
+    import worker.retrieval.exports
 
     def broken(*args, **kwargs):
         raise ValueError("no arrow today")
 
-    monkeypatch.setattr(worker.exports, "parquet_bytes", broken)
+    monkeypatch.setattr(worker.retrieval.exports, "parquet_bytes", broken)
     s = LocalStorage(tmp_path / "out")
     entry = put_table(s, DOC, "p0001-t01", sales_grid(), "Caption")
     assert set(entry["files"]) == {"png", "html", "json", "md", "rows"}
@@ -221,8 +221,8 @@ def test_cli_formats_errors_and_all_documents(store, tmp_path, capsys):
 
 
 def test_chunks_switch_to_one_description_chunk_above_the_row_threshold(store):
-    from worker.cli.chunks import document_chunks
     from worker.core.chunks import approx_tokens
+    from worker.retrieval.chunks import document_chunks
 
     unchanged = document_chunks(store, DOC, 256, approx_tokens)
     assert document_chunks(store, DOC, 256, approx_tokens, max_rows=0) == unchanged

@@ -80,7 +80,7 @@ def test_spans_headers_and_words_land_in_their_cells() -> None:
     assert by_text["Rev23"].is_header and not by_text["North"].is_header
     assert grid.repairs == []
     html = grid_to_html(grid)
-    assert '<th rowspan="2">Region</th>' in html and '<td colspan="2">Total</td>' in html
+    assert '<th scope="col" rowspan="2">Region</th>' in html and '<th scope="row" colspan="2">Total</th>' in html
 
 
 def test_row_bands_follow_the_cell_boxes() -> None:

@@ -17,13 +17,14 @@ from PIL import Image
 
 from worker import __version__
 from worker.contract import Manifest, PageRecord, TableEntry, TableRecord
+from worker.contract.page_transform import PageTransformRecord
 from worker.core.captions import Context
 from worker.core.detections import TableBox
 from worker.core.replay import payload
 from worker.core.serialise import TableContext, rows_text, serialisations
 from worker.core.token_grid import StructureToken
 from worker.core.types import RulingLines, StructureObject, TableGrid, Word
-from worker.exports import export_record
+from worker.retrieval.exports import export_record
 from worker.storage.base import Storage
 from worker.timestamps import utc_now_iso
 
@@ -73,11 +74,15 @@ def table_record(
     words: Sequence[Word],
     lines: RulingLines | None = None,
     tokens: Sequence[StructureToken] | None = None,
+    page_transform: PageTransformRecord | None = None,
     engine: str | None = None,
+    totals: dict[str, Any] | None = None,
+    text_repairs: Sequence[dict[str, Any]] = (),
 ) -> TableRecord:
     """The stored record of one table (`<table_id>.json`), checked against the contract.
 
-    `engine` names the replay format of `structure` (worker.core.replay.FORMATS)."""
+    `engine` names the replay format of `structure` (worker.core.replay.FORMATS); `totals`
+    and `text_repairs` come from `worker.pipeline.numbers`."""
     tid = table_id(page, index)
     ctx = TableContext(context.caption if context else "", list(context.notes) if context else [], [page])
     return TableRecord.model_validate(
@@ -104,9 +109,21 @@ def table_record(
                 lines=lines,
                 tokens=list(tokens) if tokens is not None else None,
                 engine=engine,
+                corrections=[*text_repairs, *corrections_of(totals)],
             ),
+            "totals": totals,
+            "text_repairs": list(text_repairs) or None,
+            "page_transform": page_transform.dump() if page_transform is not None else None,
         }
     )
+
+
+def corrections_of(totals: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The readings the totals chose, as replay corrections."""
+    decided = (totals or {}).get("decided") or []
+    return [
+        {"row": d["row"], "col": d["col"], "from": d["previous"], "to": d["text"], "rule": "totals"} for d in decided
+    ]
 
 
 def manifest_entry(record: TableRecord, keys: dict[str, str]) -> TableEntry:
@@ -129,7 +146,7 @@ def manifest_entry(record: TableRecord, keys: dict[str, str]) -> TableEntry:
 
 
 def write_table(storage: Storage, crop: Image.Image, html: str, record: TableRecord) -> dict[str, str]:
-    """Write crop, HTML, serialisation texts (`TEXT_FILES`), CSV and Parquet (`worker.exports`,
+    """Write crop, HTML, serialisation texts (`TEXT_FILES`), CSV and Parquet (`worker.retrieval.exports`,
     which also adds `schema` and `description` to the record) and JSON of one table; the JSON
     goes last so its presence means complete. Returns the keys written, by file kind."""
     doc_id, tid, ser = record.doc_id, record.table_id, record.serialisations

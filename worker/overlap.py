@@ -42,13 +42,21 @@ def torch_threads(settings: Settings, lanes: int | None = None) -> int:
     return settings.models.torch_threads or max(1, usable_cores() // (lanes or settings.lanes.pipeline_lanes))
 
 
-def subprocess_threads(settings: Settings, lanes: int | None = None) -> int:
-    """SUBPROCESS_THREADS, or for 0 the usable cores the busy lanes leave (at least 1).
+def subprocess_threads(settings: Settings, lanes: int | None = None, engine: str = "tatr") -> int:
+    """SUBPROCESS_THREADS, or for 0 the usable cores the busy lanes leave (at least 1); with the
+    embedded engine, every usable core.
 
-    Measured on 2 cores with 2 lanes: 1 worker beside them used ~4% less CPU per page than 2
-    (fewer runnable threads than cores to share) and was as fast or faster end to end.
+    Measured on 2 cores with 2 lanes (Table Transformer): 1 worker beside them used ~4% less CPU per
+    page than 2 (fewer runnable threads than cores to share) and was as fast or faster end to end.
+    The embedded engine's models take a fifth of a scanned page's CPU and OCR the rest, so its lanes
+    mostly wait on the pool: 2 workers on 2 cores ran 4 dev scans in 0.81x the wall time of 1, same
+    CPU (docs/speed.md).
     """
-    return settings.lanes.subprocess_threads or max(1, usable_cores() - (lanes or settings.lanes.pipeline_lanes))
+    if settings.lanes.subprocess_threads:
+        return settings.lanes.subprocess_threads
+    if engine == "embedded":
+        return max(1, usable_cores())
+    return max(1, usable_cores() - (lanes or settings.lanes.pipeline_lanes))
 
 
 class SubprocessPool:

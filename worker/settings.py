@@ -192,6 +192,14 @@ class EmbeddedSettings(Group):
         "CROP_PADDING_MIN_PX",
     )
 
+    threads: int = Field(
+        0,
+        ge=0,
+        description="onnxruntime intra-op threads per embedded-engine model call; 0 = auto: the usable cores "
+        "shared out among the PIPELINE_LANES, like TORCH_THREADS (2 threads per call measured 1.3-2x the CPU "
+        "of 1 for SLANet-plus: docs/speed.md)",
+    )
+
 
 class RefineSettings(Group):
     """Word- and line-based corrections of the structure (worker.core.refine)."""
@@ -237,7 +245,9 @@ class OcrSettings(Group):
 
     engine: str = Field(
         "auto",
-        description="OCR engine by name (worker.engines.ocr): tesseract, or auto (the registry's choice: tesseract)",
+        description="OCR engine by name (worker.engines.ocr): tesseract, ppocr (PP-OCRv6 small, ONNX out of "
+        "the pinned rapidocr wheel) or auto (ppocr when its weights are present, else tesseract; "
+        "chosen by measurement, docs/ocr.md)",
     )
 
     lang: str = Field("eng", description="tesseract language(s), e.g. eng+deu")
@@ -248,7 +258,32 @@ class OcrSettings(Group):
         1,
         ge=0,
         description="OpenMP threads per tesseract process (OMP_THREAD_LIMIT): 1 reads "
-        "the same words with ~1/3 of the CPU of the default; 0 = tesseract's default (all cores)",
+        "the same words with ~1/3 of the CPU of the default; 0 = tesseract's default (all cores); "
+        "for ppocr, onnxruntime's intra-op threads per call",
+    )
+
+    ppocr_det_min_side: int = Field(
+        0, ge=0, description="PP-OCR detection: scale crops up so the shorter side is at least this (0: as rendered)"
+    )
+
+    ppocr_rec_batch_size: int = Field(8, ge=1, le=256, description="PP-OCR recognition: text lines per model call")
+
+    ppocr_min_score: float = Field(
+        0.5, ge=0, le=1, description="PP-OCR: lines read with a lower mean character probability are dropped"
+    )
+
+    page_pass: bool = Field(
+        True,
+        description="on pages without a text layer, OCR each page's tables and their caption strips in one "
+        "pass over their merged regions (one OCR call per region instead of three per table, no strip read "
+        "twice), then split the words per table; false: one call per crop and per strip (docs/speed.md)",
+    )
+
+    cell_reader: str = Field(
+        "tesseract-digits",
+        description="second reader of the cells of an OCR'd total that does not add up (an OCR engine "
+        "with read_cells: tesseract-digits cuts each cell out, scales it and reads digits); the "
+        "readings that make the sums agree win; none = no second reading",
     )
 
 
@@ -520,7 +555,13 @@ class FlagSettings(Group):
         'merged over the defaults, e.g. {"rotated": 1, "repairs": 0}; '
         "rules: no_structure, spanning_cells, multi_row_header, "
         "projected_row_headers, low_confidence, low_ocr_confidence, rotated, "
-        "many_empty_cells, repairs",
+        "many_empty_cells, repairs, totals_mismatch",
+    )
+
+    totals_check: bool = Field(
+        True,
+        description="check labelled totals against the sum of their members (worker.core.totals); a "
+        "mismatch fires totals_mismatch (and so needs_vision), agreement is recorded as a trust signal",
     )
 
     threshold: float = Field(
@@ -578,6 +619,54 @@ class ApiSettings(Group):
         "", description="comma-separated origins allowed cross-origin requests (CORS); empty: CORS off"
     )
 
+    # job callbacks, SQL over HTTP and job events (issue 24; docs/service.md)
+    callback_hosts: str = Field(
+        "",
+        description="comma-separated hosts job callbacks may go to (the allow-list against SSRF); an IP "
+        "address or CIDR network here also allows private/loopback addresses in it; empty: callbacks refused",
+    )
+    callback_secret: str = Field(
+        "", description="per-deployment secret the callback POST is signed with (HMAC-SHA256); needed for callbacks"
+    )
+    callback_timeout: float = Field(10.0, gt=0, le=120, description="seconds one callback POST may take")
+    callback_retries: int = Field(8, ge=0, le=30, description="retries of a failed callback (jittered backoff)")
+    callback_backoff_base: float = Field(2.0, gt=0, description="first callback retry delay, seconds (doubles)")
+    callback_backoff_max: float = Field(300.0, gt=0, description="longest callback retry delay, seconds")
+    sql_max_rows: int = Field(10_000, ge=1, le=1_000_000, description="most rows POST /v1/sql answers")
+    sql_timeout: float = Field(10.0, gt=0, le=600, description="seconds a POST /v1/sql query may run")
+    events_interval: float = Field(0.5, gt=0, le=30, description="how often job events re-read the job state")
+
+
+class NormaliseSettings(Group):
+    """Page normalisation before detection (models.page_normalise, docs/scans.md)."""
+
+    pages: bool = Field(
+        True,
+        description="turn, deskew (and optionally flatten) pages without a text layer before detection; "
+        "boxes are stored in the page's own coordinates and the transform in its page record",
+    )
+    orientation: Literal["projection", "osd", "off"] = Field(
+        "projection",
+        description="how a page's orientation (0/90/180/270) is found: projection (ink profiles, ~0.1 s, "
+        "tesseract's OSD only where the ink is ambiguous), osd (tesseract --psm 0 on every page, ~3 s), off",
+    )
+    deskew: bool = Field(True, description="straighten pages by the angle of their text and ruling lines")
+    max_skew: float = Field(6.0, ge=0, le=20, description="largest skew searched, degrees either way")
+    min_skew: float = Field(
+        0.3,
+        ge=0,
+        description="smaller estimated skews are left alone (degrees): under 0.3 a row moves < 5 px over a "
+        "1000-px table, and the resampling cost the demo pages a table and a span (docs/scans.md)",
+    )
+    second_pass: bool = Field(
+        True,
+        description="recall fallback: a normalised page where the detector finds no table is detected again "
+        "as it came in (one more detector call on such pages only)",
+    )
+    background: bool = Field(
+        False, description="divide the page by a smooth estimate of its paper (grey, tinted, unevenly lit pages)"
+    )
+
 
 class DevSettings(Group):
     """Developer tools (`tablesight bench`)."""
@@ -632,10 +721,11 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
             ("summary_max_tokens", "summary_max_tokens"),
         ],
         "vision": [(f"vision_{f}", f) for f in VisionSettings.model_fields],
-        "flags": [(f"flag_{f}", f) for f in FlagSettings.model_fields],
+        "flags": [(f"flag_{f}", f) for f in FlagSettings.model_fields if f != "totals_check"],  # new: no flat name
         "lanes": [(f, f) for f in LaneSettings.model_fields],
         "api": [(f"api_{f}", f) for f in ApiSettings.model_fields],
         "dev": [(f, f) for f in DevSettings.model_fields],
+        "normalise": [(f"normalise_{f}", f) for f in NormaliseSettings.model_fields],
     }.items()
     for old, field in pairs
 }
@@ -720,6 +810,7 @@ class Settings(BaseSettings):
     lanes: LaneSettings = Field(default_factory=lambda: LaneSettings())
     api: ApiSettings = Field(default_factory=lambda: ApiSettings())
     dev: DevSettings = Field(default_factory=lambda: DevSettings())
+    normalise: NormaliseSettings = Field(default_factory=lambda: NormaliseSettings())
     log_level: str = Field("INFO", description="DEBUG, INFO, WARNING or ERROR")
 
     @classmethod

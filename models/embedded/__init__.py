@@ -31,4 +31,9 @@ def load_structure(settings: ModelSettings, threads: int = 0) -> SlanetStructure
     from models.embedded.weights import SLANET_PLUS, default_dir, locate
 
     path = locate(SLANET_PLUS, default_dir(settings.models_dir))
-    return SlanetStructure(path, threads=threads, device=settings.device)
+    model = SlanetStructure(path, threads=threads, device=settings.device)
+    if "CUDAExecutionProvider" not in model.session.get_providers():
+        # CPU: a batch saves no CPU at one thread per lane and holds its activations (8 crops: +300 MiB
+        # peak RSS per lane, docs/speed.md); CPU_BATCH_SIZE caps it as it caps Table Transformer's
+        model.max_batch = settings.cpu_batch_size or None
+    return model

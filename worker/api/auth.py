@@ -39,6 +39,7 @@ class Caller:
 
     via: str
     session: str = ""
+    who: str = "open"  # which credential: `token:<first 8 hex of its SHA-256>` (never the token)
 
 
 class Auth:
@@ -68,10 +69,15 @@ class Auth:
         return self._session_of(_digest(token))
 
     def valid_session(self, session: str) -> bool:
-        ok = False
+        return self._session_digest(session) is not None
+
+    def _session_digest(self, session: str) -> bytes | None:
+        """The digest of the token a session was made from (every one compared, no early exit)."""
+        found = None
         for known in self._digests:
-            ok |= hmac.compare_digest(session.encode(), self._session_of(known).encode())
-        return ok
+            if hmac.compare_digest(session.encode(), self._session_of(known).encode()):
+                found = known
+        return found
 
     def csrf_for(self, session: str) -> str:
         return hmac.new(self._secret, b"csrf|" + session.encode(), hashlib.sha256).hexdigest()
@@ -85,11 +91,12 @@ class Auth:
         scheme, _, token = header.partition(" ")
         if header:
             if scheme.lower() == "bearer" and token.strip() and self.valid_token(token.strip()):
-                return Caller("bearer")
+                return Caller("bearer", who=f"token:{_digest(token.strip()).hex()[:8]}")
             return None
         session = request.cookies.get(COOKIE, "")
-        if session and self.valid_session(session):
-            return Caller("cookie", session)
+        digest = self._session_digest(session) if session else None
+        if digest is not None:
+            return Caller("cookie", session, who=f"token:{digest.hex()[:8]}")
         return None
 
     def require(self, request: Request) -> Caller:

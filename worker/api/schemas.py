@@ -1,6 +1,7 @@
 """The HTTP API's response bodies as models, derived from the output contract, so `/docs`
 (openapi.json) shows every response's schema. Routes return plain dicts; FastAPI checks them
-against these (`response_model_exclude_unset` keeps a body's keys exactly as built)."""
+against these (`response_model_exclude_unset` keeps a body's keys exactly as built). The bodies
+of the job-control, data and review routes (and `Chunks`, `JobView`) live in `worker.api.models`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from worker.contract import JobStatus, Manifest
+from worker.api.models import JobView
+from worker.contract import Manifest
 from worker.contract.vision import ReadSummary
 
 # Routes that answer with a stored record or a view of one: only keys the body has are sent.
@@ -23,13 +25,6 @@ class Readiness(BaseModel):
     status: str = Field(description="`ready` or `not ready` (then 503)")
     checks: dict[str, str] = Field(description="broker, job_state, store, workers: `ok` or what is wrong")
     queues: dict[str, Any] = Field(description="each queue and the workers that consume it")
-
-
-class JobView(JobStatus):
-    """A job's status over HTTP: links to its other resources instead of a storage location."""
-
-    manifest: str | None = None  # never sent: the `result` link is where the manifest is
-    links: dict[str, str] = Field(description="self, result and, once known, document and review")
 
 
 class JobCreated(BaseModel):
@@ -69,12 +64,6 @@ class ReadStarted(BaseModel):
 
 class ReadPoll(ReadView):
     read_id: str
-
-
-class Chunks(BaseModel):
-    doc_id: str
-    max_tokens: int
-    chunks: list[dict[str, Any]] = Field(description="retrieval chunks, in table order, never splitting a row")
 
 
 # the manifest a document or a finished job answers with

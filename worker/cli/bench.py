@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from worker.cli.bench_gpu_cmd import add_gpu_arguments
+from worker.cli.bench_peers_cmd import add_peer_arguments
 from worker.engines import QUEUE_DEFAULT, engine_names
 
 
@@ -27,10 +29,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "mode",
         nargs="?",
-        choices=("pipeline", "queue"),
+        choices=("pipeline", "queue", "api", "memory"),
         default="pipeline",
-        help="pipeline (default): the pipeline against the naive loop; queue: the queue's own cost",
+        help="pipeline (default): the pipeline against the naive loop; queue: the queue's own cost; "
+        "api: bounded load on `tablesight serve` over loopback, with a worker and the API killed mid-run; "
+        "memory: peak RSS of one worker process for --page-counts pages (generated scans)",
     )
+    p.add_argument("--page-counts", default="2,50", metavar="N,...", help="memory: page counts, one fresh process each")
     p.add_argument(
         "--pages",
         type=int,
@@ -81,15 +86,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="oracle: models run, then the ground truth stands in for their answers (random weights "
         "on generated pages, the default there); model: the models' own answers",
     )
-    p.add_argument("--rounds", type=int, default=1, help="timed runs of each variant, interleaved (median reported)")
-    p.add_argument("--variants", default=None, help="comma-separated: naive, fast, embedded (default: naive,fast)")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="timed runs of each variant, interleaved (median reported; default 1; --peers: best of, default 2)",
+    )
+    p.add_argument(
+        "--variants",
+        default=None,
+        help="comma-separated: naive, fast, embedded, embedded-tesseract, embedded-ppocr (the embedded engine with "
+        "that OCR engine) (default: naive,fast)",
+    )
     p.add_argument(
         "--engine",
-        choices=engine_names(),
         default=QUEUE_DEFAULT,
-        help="embedded: time the embedded engine beside the Table Transformer pipeline (variants "
-        "fast,embedded unless --variants says otherwise) and report the ratio",
+        metavar="ENGINE[,ENGINE]",
+        help=f"one of {', '.join(engine_names())}. embedded: time the embedded engine beside the Table "
+        "Transformer pipeline (variants fast,embedded unless --variants says otherwise) and report the ratio; "
+        "with --peers: our engine against the peers; with --device cuda: the engines to sweep (embedded,tatr)",
     )
+    add_peer_arguments(p)
+    add_gpu_arguments(p)
     p.add_argument("--rss", action="store_true", help="also run each variant alone in a fresh process for its peak RSS")
     p.add_argument(
         "--batch-sizes",
@@ -101,13 +119,52 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", help="auto, cpu, cuda or cuda:N (default: TABLESIGHT_DEVICE)")
     p.add_argument("--json", metavar="OUT", help="write the report as JSON to OUT ('-': stdout, instead of the table)")
     p.add_argument("--keep", type=Path, metavar="DIR", help="copy the inputs and every run's outputs to DIR")
-    p.add_argument("--seed", type=int, default=0, help="seed of the generated pages")
+    p.add_argument("--seed", type=int, default=0, help="seed of the generated pages and of --degrade")
+    from worker.evaluation.degrade import KINDS, STRENGTHS
+
+    p.add_argument(
+        "--degrade",
+        default=None,
+        metavar="KIND",
+        choices=tuple(KINDS),
+        help="pipeline: every page made a simulated scan of this kind first (worker.evaluation.degrade); "
+        "--peers: the rendered GT pages degraded first (office only, for now): " + ", ".join(KINDS),
+    )
+    p.add_argument("--strength", default="moderate", choices=STRENGTHS, help="strength of --degrade")
+    from worker.cli.bench_api import add_api_arguments
+
+    add_api_arguments(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.mode == "queue":
         return run_queue(args)
+    if args.mode == "api":
+        from worker.cli.bench_api import run_api
+
+        return run_api(args)
+    if args.mode == "memory":
+        return run_memory_mode(args)
+    engines = tuple(e.strip() for e in args.engine.split(",") if e.strip())
+    if not engines or set(engines) - set(engine_names()):
+        print(f"error: --engine takes {', '.join(engine_names())} (comma-separated)", file=sys.stderr)
+        return 2
+    if args.peers is not None:
+        from worker.cli.bench_peers_cmd import run_peers
+
+        args.rounds = 2 if args.rounds is None else args.rounds
+        return run_peers(args, engines)
+    args.rounds = 1 if args.rounds is None else args.rounds
+    cuda = bool(args.device) and args.device.strip().lower().startswith("cuda")
+    if args.gpu_sweep or (cuda and not args.batch_sizes and args.variants is None):
+        from worker.cli.bench_gpu_cmd import run_gpu
+
+        return run_gpu(args, engines)
+    if len(engines) > 1:
+        print("error: several engines only with --device cuda (or --gpu-sweep)", file=sys.stderr)
+        return 2
+    args.engine = engines[0]
     if args.pages is None:
         args.pages = 6
     from worker.devtools.bench import VARIANTS, BenchOptions, run_bench
@@ -145,6 +202,8 @@ def run(args: argparse.Namespace) -> int:
         device=args.device,
         keep=args.keep,
         seed=args.seed,
+        degrade=args.degrade,
+        strength=args.strength,
     )
     report = run_bench(options, get_settings(), log=lambda m: print(f"bench: {m}", file=sys.stderr))
     if args.json and args.json != "-":
@@ -185,3 +244,25 @@ def run_queue(args: argparse.Namespace) -> int:
         print(format_queue_report(report))
     bad = [r for r in report["runs"] if r["counts"]["pages_lost"] or r["counts"]["duplicate_finalisations"]]
     return 1 if bad else 0
+
+
+def run_memory_mode(args: argparse.Namespace) -> int:
+    from worker.devtools.bench_memory import format_memory_report, run_memory
+
+    engine = args.engine if args.engine in engine_names() else ""
+    try:
+        counts = tuple(sorted(int(n) for n in args.page_counts.split(",") if n.strip()))
+    except ValueError:
+        counts = ()
+    if not engine or not counts or counts[0] < 1:
+        print("error: memory takes one --engine and --page-counts of positive integers, e.g. 2,50", file=sys.stderr)
+        return 2
+    try:
+        report = run_memory(engine, counts, args.seed)
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.json and args.json != "-":
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2) if args.json == "-" else format_memory_report(report))
+    return 0

@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
         tables="detect",
         no_progress=False,
         engine=args.engine,
+        ocr=args.ocr,
     )
     code = extract.run(ns)
     if code == 0:

@@ -36,11 +36,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from models.vision.base import VisionError
     from worker.contract.reads import ContractError, read_manifest
-    from worker.logical_tables import iter_logical_tables
     from worker.outputs import manifest_key
+    from worker.retrieval.descriptions import describe, stored_summary, summarise
+    from worker.retrieval.logical_tables import iter_logical_tables
     from worker.settings import get_settings
     from worker.storage import StorageError, storage_for, validate_key
-    from worker.summary import describe, stored_summary, summarise
 
     settings = get_settings()
     try:

@@ -33,6 +33,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from worker.engines import engine_names
 
     p.add_argument(
+        "--callback",
+        metavar="URL",
+        help="POST a signed notice here when each job ends (host in TABLESIGHT_API_CALLBACK_HOSTS)",
+    )
+    p.add_argument(
         "--engine",
         choices=engine_names(),
         help="models the workers run for this job (default: TABLESIGHT_ENGINE, where auto means "
@@ -43,13 +48,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from worker.errors import TablesightError
-    from worker.queue.client import JobClient, JobTimeout, normalise_options
+    from worker.queue.client import JobClient, JobTimeout, check_callback, normalise_options
     from worker.queue.state import TERMINAL
 
     client = JobClient()
     options = {"pages": args.pages, "dpi": args.dpi, "tables": args.tables, "engine": args.engine}
     try:
         normalise_options(options, client.settings)
+        if args.callback:
+            check_callback(args.callback, client.settings)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -57,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     failed = 0
     for path in args.files:
         try:
-            job_id = client.enqueue(path, options, force=args.force)
+            job_id = client.enqueue(path, options, force=args.force, callback_url=args.callback)
         except OSError as exc:
             print(f"error: {path}: {exc.strerror or exc}", file=sys.stderr)
             failed += 1

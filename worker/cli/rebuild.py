@@ -50,7 +50,7 @@ def _words_from_image(item: ReplayInput, image: Path | None, base: Path) -> None
             rgb = im.convert("RGB")
     except (OSError, ValueError) as exc:
         raise ReplayError(f"cannot read image {path}: {exc}") from exc
-    item.words = load_ocr_engine(settings.ocr, REPLAY_DPI).read(rgb)
+    item.words = load_ocr_engine(settings.ocr, REPLAY_DPI, settings.models).read(rgb)
     if item.lines is None and settings.refine.lines:
         from models.rules import find_ruling_lines
 

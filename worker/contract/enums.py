@@ -6,11 +6,13 @@ from enum import StrEnum
 
 
 class DocStatus(StrEnum):
-    """A document's outcome: every asked page done, some done, or none / the input is bad."""
+    """A document's outcome: every asked page done, some done, or none / the input is bad;
+    cancelled: stopped on request (`DELETE /v1/jobs/{id}`), the pages done by then kept or removed."""
 
     COMPLETE = "complete"
     PARTIAL = "partial"
     FAILED = "failed"
+    CANCELLED = "cancelled"
 
 
 class JobPhase(StrEnum):
@@ -21,6 +23,7 @@ class JobPhase(StrEnum):
     COMPLETE = "complete"
     PARTIAL = "partial"
     FAILED = "failed"
+    CANCELLED = "cancelled"
 
 
 class PageState(StrEnum):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import Field
 
 from worker.contract.base import Contract, Number
@@ -24,8 +26,20 @@ class PageProgress(Contract):
     attempts: int = 0
 
 
+class CallbackProgress(Contract):
+    """The job's end-of-job callback: where it goes and how its delivery went."""
+
+    url: str
+    state: str  # pending | delivered | failed | refused
+    attempts: int = 0
+    last_error: str | None = None
+    delivered_at: str | None = None
+
+
 class JobStatus(Contract):
     """A job's state with per-page progress; `manifest` is where its manifest is once it ended."""
+
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"callback"})
 
     job_id: str
     doc_id: str
@@ -45,3 +59,4 @@ class JobStatus(Contract):
     pages: dict[str, PageProgress] = Field(default_factory=dict)
     errors: list[ErrorEntry] = Field(default_factory=list)
     manifest: str | None
+    callback: CallbackProgress | None = None

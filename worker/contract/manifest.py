@@ -8,6 +8,7 @@ from pydantic import Field
 
 from worker.contract.base import SCHEMA_VERSION, Contract, Number
 from worker.contract.enums import DocStatus, TablesMode, TextSource
+from worker.contract.page_transform import PageTransformRecord
 
 
 class ModelRef(Contract):
@@ -32,7 +33,9 @@ class ErrorEntry(Contract):
 class TableEntry(Contract):
     """A table as the manifest lists it: enough to choose which files to open."""
 
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"logical_table", "continues", "continued_by"})
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
+        {"logical_table", "continues", "continued_by", "verified", "version"}
+    )
 
     table_id: str
     page: int
@@ -49,13 +52,16 @@ class TableEntry(Contract):
     logical_table: str | None = None
     continues: str | None = None
     continued_by: str | None = None
+    # set by a reviewer's correction (worker.review): the table record's version, and whether it was checked
+    verified: bool | None = None
+    version: int | None = None
 
 
 class PageRecord(Contract):
     """What one page's worker wrote. Queue runs add which job and options wrote it, so a re-run
     can tell its own finished pages from stale ones."""
 
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"job_id", "page_options_hash", "models"})
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"job_id", "page_options_hash", "models", "normalisation"})
 
     page: int
     tables: list[TableEntry] = Field(default_factory=list)
@@ -64,6 +70,7 @@ class PageRecord(Contract):
     job_id: str | None = None
     page_options_hash: str | None = None
     models: dict[str, ModelRef] | None = None
+    normalisation: PageTransformRecord | None = None  # when the page was turned or deskewed first
 
 
 class RunOptions(Contract):

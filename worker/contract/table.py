@@ -8,6 +8,7 @@ from pydantic import Field
 
 from worker.contract.base import SCHEMA_VERSION, Contract, Number
 from worker.contract.enums import TextSource
+from worker.contract.page_transform import PageTransformRecord
 
 
 class WordRecord(Contract):
@@ -140,12 +141,24 @@ class TokenRecord(Contract):
     bbox: list[Number] | None = None
 
 
+class CorrectionRecord(Contract):
+    """A cell text changed after the grid was built: an OCR glyph confusion repaired where the
+    context leaves no doubt (`worker.core.glyphs`; rule numeric_column or enumeration), or a
+    reading the sums chose (rule totals)."""
+
+    row: int
+    col: int
+    from_: str = Field(alias="from")
+    to: str
+    rule: str
+
+
 class ReplayPayload(Contract):
     """The structure model's output plus the words: `tablesight rebuild` turns it into HTML.
 
     Table Transformer's objects, or (`engine: embedded`) the embedded engine's tokens."""
 
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"engine", "tokens", "image", "lines"})
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"engine", "tokens", "image", "lines", "corrections"})
 
     engine: str | None = None
     tokens: list[TokenRecord] | None = None
@@ -154,6 +167,7 @@ class ReplayPayload(Contract):
     words: list[WordRecord]
     image: str | None = None
     lines: LinesRecord | None = None
+    corrections: list[CorrectionRecord] | None = None
 
 
 class ColumnSchema(Contract):
@@ -172,10 +186,76 @@ class ContinuationRecord(Contract):
     continued_by: str | None
 
 
+class SumCheckRecord(Contract):
+    """One printed total against the sum of its members (`worker.core.totals.SumCheck`)."""
+
+    axis: str  # "row": a total row, summed down a column; "column": a total column, summed across a row
+    total: list[int]  # [row, col] of the total's slot
+    members: list[list[int]]
+    label: str
+    printed: Number
+    computed: Number
+    difference: Number
+    tolerance: Number
+    status: str  # agree | mismatch | unverified
+    members_rule: str
+
+
+class ReadingRecord(Contract):
+    text: str
+    source: str
+    confidence: Number | None = None
+
+
+class DecidedCell(Contract):
+    """A cell whose text the sums chose among several OCR readings."""
+
+    row: int
+    col: int
+    text: str
+    previous: str
+    source: str
+    confidence: Number | None = None
+    readings: list[ReadingRecord]
+    decided_by: str = "totals"
+
+
+class TotalsRecord(Contract):
+    """The arithmetic check of a table's labelled totals: `agree` is a trust signal (every
+    checked total adds up), `mismatch` sends the table to the vision read, `unverified` means
+    no total could be confirmed from the rows shown. `second_reader` names who re-read the
+    doubted cells (absent when nobody did)."""
+
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"second_reader"})
+
+    status: str
+    checked: int
+    agreed: int
+    mismatched: int
+    unverified: int
+    unread: int = 0  # blank or unreadable cells that kept a total from being checked
+    checks: list[SumCheckRecord]
+    decided: list[DecidedCell] = Field(default_factory=list)
+    second_reader: str | None = None
+
+
+class ReviewState(Contract):
+    """A reviewer's corrections: this record is version `version` (0 is the extraction's own);
+    `verified` once a reviewer marked the table checked. The original stays as `<id>.original.json`."""
+
+    version: int
+    verified: bool
+    by: str
+    at: str
+    changes: int
+
+
 class TableRecord(Contract):
     """One detected table: where it is, its grid, why it may be hard, text for retrieval, replay."""
 
-    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"continuation", "schema", "description", "export_error"})
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
+        {"continuation", "schema", "description", "export_error", "totals", "text_repairs", "page_transform", "review"}
+    )
 
     schema_version: int = SCHEMA_VERSION
     doc_id: str
@@ -198,3 +278,10 @@ class TableRecord(Contract):
     column_schema: ColumnSchema | None = Field(None, alias="schema")
     description: str | None = None
     export_error: str | None = None  # why the exports are missing, when they failed
+    # numbers that add up: the totals check (absent when the table labels no total) and the
+    # OCR glyph repairs made (absent when none)
+    totals: TotalsRecord | None = None
+    text_repairs: list[CorrectionRecord] | None = None
+    # the page was normalised first: `bbox` is on the original page, `crop_box` on the normalised one
+    page_transform: PageTransformRecord | None = None
+    review: ReviewState | None = None  # corrected by a reviewer (worker.review)

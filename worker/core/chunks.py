@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from worker.core.headers import PATH_SEP
 from worker.core.html_out import grid_to_html
 from worker.core.types import Cell, TableGrid
 
@@ -135,6 +136,42 @@ def grid_slice(grid: TableGrid, header_rows: int, first: int, last: int) -> Tabl
     return TableGrid(len(keep), grid.n_cols, cells, header_rows=min(header_rows, len(keep)))
 
 
+PREAMBLES = ("full", "lean")
+LAYOUTS = ("labelled", "table")
+
+
+def chunk_preamble(ser: dict[str, Any], preamble: str = "full") -> str:
+    """What every chunk of a table starts with. `full`: the table's description (caption, pages,
+    every column path, units, notes). `lean`: the caption, pages and notes only: the rows say
+    each column label and unit themselves (labelled rows), or the chunk's own header row does
+    (table layout), so listing them again only crowds out rows. The caption is never cut."""
+    if preamble not in PREAMBLES:
+        raise ValueError(f"preamble must be one of {PREAMBLES}, not {preamble!r}")
+    text = str(ser["description"])
+    if preamble == "full":
+        return text
+    return "\n".join(ln for ln in text.split("\n") if not ln.startswith(("Columns: ", "Units: ")))
+
+
+def _md_group_line(group: list[str], n_cols: int) -> str:
+    """A section row in pipe form, repeated at the top of a chunk that starts inside its section."""
+    label = PATH_SEP.join(group).replace("\\", "\\\\").replace("|", "\\|")
+    return "| " + label + " |" + " |" * (n_cols - 1)
+
+
+def _layout(ser: dict[str, Any], preamble: str, layout: str) -> tuple[str, list[str], str]:
+    """(text before the rows, each row's text or "" for none, the separator after the head)."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
+    head = chunk_preamble(ser, preamble)
+    rows = ser["rows"]
+    md = str(ser.get("markdown") or "").split("\n")
+    if layout == "labelled" or len(md) != len(rows) + 2:  # no Markdown for it: labelled rows
+        return head, [str(r["line"]) for r in rows], "\n\n"
+    lines = [md[2 + i] if r["kind"] == "group" or r["line"] else "" for i, r in enumerate(rows)]
+    return head + "\n\n" + md[0] + "\n" + md[1], lines, "\n"
+
+
 def chunk_table(
     grid: TableGrid,
     ser: dict[str, Any],
@@ -144,21 +181,28 @@ def chunk_table(
     table_id: str = "",
     pages: list[int] | None = None,
     row_pages: dict[int, int] | None = None,
+    preamble: str = "full",
+    layout: str = "labelled",
 ) -> list[dict[str, Any]]:
     """Chunks of one (possibly merged) table from its grid and `serialisations` output.
 
     Each chunk: table id, pages, grid row range (inclusive; header rows are in every chunk
-    and in no range), the text to embed (description + row lines), the HTML to show, its
-    token count and flags. The ranges cover every body row exactly once, in order.
+    and in no range), the text to embed (preamble + rows), the HTML to show, its token count
+    and flags. The ranges cover every body row exactly once, in order.
+
+    layout `labelled`: each row as its `Row label; Column path: value; ...` line, so every
+    value carries its labels wherever the chunk goes. layout `table`: the chunk's rows as a
+    Markdown table under the flattened column paths, said once per chunk (a chunk that opens
+    inside a section repeats the section's label row, so no row loses its section).
     """
     if max_tokens < 1:
         raise ValueError("max_tokens must be positive")
     rows = ser["rows"]
     pages = list(pages if pages is not None else ser.get("pages") or [])
-    header = ser["description"]
+    header, lines, sep = _layout(ser, preamble, layout)
     head_tokens = count(header)
-    row_tokens = [count(r["line"]) + 1 if r["line"] else 0 for r in rows]
-    whole = header + "\n\n" + "\n".join(r["line"] for r in rows if r["line"])
+    row_tokens = [count(x) + 1 if x else 0 for x in lines]
+    whole = header + sep + "\n".join(x for x in lines if x)
     whole_tokens = count(whole)
     if not rows or whole_tokens <= max_tokens:
         spans = [_Span(list(range(len(rows))), whole_tokens - head_tokens)]
@@ -167,7 +211,10 @@ def chunk_table(
     out = []
     for k, span in enumerate(spans):
         chosen = [rows[i] for i in span.rows]
-        text = header + "\n\n" + "\n".join(r["line"] for r in chosen if r["line"])
+        body = [lines[i] for i in span.rows if lines[i]]
+        if sep == "\n" and chosen and chosen[0]["kind"] != "group" and chosen[0]["group"]:
+            body.insert(0, _md_group_line(list(chosen[0]["group"]), grid.n_cols))
+        text = header + sep + "\n".join(body)
         tokens = count(text)
         flags = sorted(span.flags | ({"over_budget"} if tokens > max_tokens else set()))
         if head_tokens >= max_tokens:

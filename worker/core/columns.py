@@ -161,7 +161,10 @@ def typed_table(
         filled = [p for p, r in zip(parsed[c], data) if r.cells[c] and p.kind != "null"]
         good = [p for p in filled if p.kind == "number"]
         numeric.append(bool(good) and len(good) >= numeric_share * len(filled) and (c > 0 or grid.n_cols == 1))
-    units = column_units(paths, numeric, caption, notes)
+    percent = [
+        sum(p.percent for p in col if p.kind == "number") > 0.5 * sum(p.kind == "number" for p in col) for col in parsed
+    ]
+    units = column_units(paths, numeric, caption, notes, percent)
     taken: set[str] = {GRID_ROW}
     columns = [Column(GRID_ROW, "integer", "row")]
     has_groups = any(r.group for r in data) or any(r.kind == "group" for r in rows)

@@ -8,7 +8,7 @@ reasons, so a reviewer sees why a table was sent to the vision reader. `needs_vi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +17,8 @@ from worker.core.types import TableGrid, Word
 
 # Rule names, in the order reasons are listed. The defaults send merged cells, multi-level
 # headers, low confidence and repaired reconstructions to the reader (what detectors get
-# wrong most often); the milder signs need a second one before a table counts as hard.
+# wrong most often), and totals that do not add up (a misread digit); the milder signs need a
+# second one before a table counts as hard.
 DEFAULT_WEIGHTS: dict[str, float] = {
     "no_structure": 2.0,
     "spanning_cells": 1.0,
@@ -28,6 +29,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "rotated": 0.5,
     "many_empty_cells": 0.5,
     "repairs": 1.0,
+    "totals_mismatch": 1.0,
 }
 RULES = tuple(DEFAULT_WEIGHTS)
 
@@ -59,9 +61,17 @@ def ocr_confidence(words: Iterable[Word]) -> float | None:
 
 
 def complexity_flags(
-    grid: TableGrid, *, rotated: bool = False, words: Iterable[Word] = (), rules: FlagRules | None = None
+    grid: TableGrid,
+    *,
+    rotated: bool = False,
+    words: Iterable[Word] = (),
+    rules: FlagRules | None = None,
+    totals_mismatches: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Measurements, fired rules with reasons, score and `needs_vision` for one table."""
+    """Measurements, fired rules with reasons, score and `needs_vision` for one table.
+
+    `totals_mismatches`: one line per printed total that does not add up (worker.core.totals),
+    the confident wrong digit no other rule sees."""
     rules = rules or FlagRules()
     spans = sum(1 for c in grid.cells if c.rowspan > 1 or c.colspan > 1)
     prh = sum(1 for c in grid.cells if c.is_projected_row_header)
@@ -92,6 +102,11 @@ def complexity_flags(
             f"{empty_fraction:.0%} of cells empty (> {rules.empty_fraction:.0%})",
         ),
         ("repairs", doubtful > 0, f"{doubtful} reconstruction repair(s)"),
+        (
+            "totals_mismatch",
+            bool(totals_mismatches),
+            f"{len(totals_mismatches)} total(s) not adding up: " + "; ".join(totals_mismatches[:3]),
+        ),
     ]
     fired: list[dict[str, Any]] = [
         {"rule": name, "weight": rules.weight(name), "reason": reason}

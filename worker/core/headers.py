@@ -31,10 +31,41 @@ def clean(text: str) -> str:
 _LEADER = re.compile(r"(?:\s*[.·…_]){3,}\s*$")
 
 
+# OCR reads a dot leader on a scan as short letter runs ("All ages ee ee ee ee)", "With a
+# disability cece"): tokens of one or two letters repeated, ending the label.
+_DEBRIS_TOKEN = re.compile(r"^[^\w]*([a-z]{1,2})\1*[^\w]*$", re.IGNORECASE)
+
+
+def _strip_leader_debris(t: str) -> str:
+    """The label without a trailing run of leader debris: at least two repeats of the same
+    one- or two-letter unit (`ee ee`, `cece`, `. e e e`), never the whole label."""
+    tokens = t.split()
+    k = len(tokens)
+    units: list[str] = []
+    repeats = 0
+    while k > 1:
+        m = _DEBRIS_TOKEN.match(tokens[k - 1])
+        if not m or len(tokens[k - 1].strip(".,:;·)(")) > 8:
+            break
+        unit = m.group(1).lower()
+        if units and unit != units[-1]:
+            break
+        repeats += max(1, len(tokens[k - 1].strip(".,:;·)(")) // len(unit))
+        units.append(unit)
+        k -= 1
+    # two debris tokens (`ee ee`), or one token repeating its unit (`cece`, four letters and more)
+    single = len(units) == 1 and len(tokens[-1].strip(".,:;·)(")) >= 4
+    if repeats >= 2 and (len(units) >= 2 or single):
+        return " ".join(tokens[:k])
+    return t
+
+
 def label_text(text: str) -> str:
-    """A cell's text as a label: whitespace collapsed and trailing dot leaders removed."""
+    """A cell's text as a label: whitespace collapsed, trailing dot leaders removed, and the
+    letters OCR makes of a leader on a scan (`All ages ee ee ee`). Cell text keeps them."""
     t = clean(text)
-    stripped = _LEADER.sub("", t).rstrip(" :")
+    stripped = _strip_leader_debris(_LEADER.sub("", t).rstrip(" :"))
+    stripped = _LEADER.sub("", stripped).rstrip(" :")
     return stripped or t
 
 
@@ -98,16 +129,21 @@ def infer_header_rows(grid: TableGrid, max_rows: int = 4) -> int:
 
     def labels_only(r: int) -> bool:
         texts = _row_texts(slots, r)
-        return any(texts[1:]) and not any(is_value_like(t) for t in texts)
+        # a dash in the stub head is a mark, not a value ("—" over a stub of years)
+        stub_ok = not is_value_like(texts[0]) or texts[0].lower() in _PLACEHOLDER
+        return any(texts[1:]) and stub_ok and not any(is_value_like(t) for t in texts[1:])
 
     def units_row(r: int) -> bool:
         texts = [t for c, t in enumerate(_row_texts(slots, r)) if c > 0 and slots[r][c].row == r]
         return any(texts) and all(is_unit_like(t) for t in texts if t)
 
-    if not labels_only(0):
+    lead = 0  # empty rows above the labels (a rule read as a row) belong to the header
+    while lead < grid.n_rows - 2 and not any(_row_texts(slots, lead)):
+        lead += 1
+    if not labels_only(lead):
         return 0
-    k = 1
-    while k < min(max_rows, grid.n_rows - 1) and (labels_only(k) or units_row(k)):
+    k = lead + 1
+    while k < min(max_rows + lead, grid.n_rows - 1) and (labels_only(k) or units_row(k)):
         above_spans = any(cell.colspan > 1 and cell.row + cell.rowspan - 1 == k - 1 for cell in slots[k - 1])
         stub_empty = not clean(slots[k][0].text) or slots[k][0].row < k
         if not (above_spans or stub_empty or units_row(k)):
@@ -122,25 +158,87 @@ def infer_header_rows(grid: TableGrid, max_rows: int = 4) -> int:
 
 
 def header_rows_of(grid: TableGrid) -> tuple[int, str]:
-    """Header rows to use and where they come from: 'model', 'inferred' or 'none'."""
+    """The one header decision: how many leading rows are the column header, and where that
+    comes from ('model', 'inferred' or 'none').
+
+    The HTML (`<thead>`), the serialisations, the typed columns and the chunks all take it
+    from here, so they never disagree. The model's header wins; without one the rows are
+    inferred, lowered until no cell spans across the header's lower edge (a `<thead>` cannot
+    hold half a cell).
+    """
     if grid.header_rows > 0:
         return grid.header_rows, "model"
     inferred = infer_header_rows(grid)
+    while inferred and any(c.row < inferred < c.row + c.rowspan for c in grid.cells):
+        inferred -= 1
     return (inferred, "inferred") if inferred else (0, "none")
+
+
+def stub_columns(grid: TableGrid, header_rows: int) -> int:
+    """Leading columns holding the row labels (the stub): the first column, unless it holds
+    mostly values, and next ones that hold no values while a column to their right does
+    (`Region | State | 2024`). 0 for a one-column table or a first column of numbers."""
+    if grid.n_cols < 2 or grid.n_rows <= header_rows:
+        return 0
+    slots = slot_cells(grid)
+
+    def value_share(c: int) -> float:
+        texts = [clean(slots[r][c].text) for r in range(header_rows, grid.n_rows) if slots[r][c].col == c]
+        filled = [t for t in texts if t]
+        return sum(is_value_like(t) for t in filled) / len(filled) if filled else 0.0
+
+    shares = [value_share(c) for c in range(grid.n_cols)]
+    if shares[0] >= 0.5:
+        return 0
+    k = 1
+    while k < grid.n_cols - 1 and shares[k] == 0.0 and max(shares[k + 1 :]) >= 0.5:
+        k += 1
+    return k
+
+
+_CAPTION_START = re.compile(r"^(?:table|tab\.|figure|fig\.|exhibit|chart|source|sources|note|notes)\b", re.IGNORECASE)
+
+
+def is_caption_text(text: str) -> bool:
+    """Text that reads as a caption or a note, not a column label: `Table 3: ...`, a sentence
+    (five words or more ending in a full stop), or a dozen words and more."""
+    t = clean(text)
+    words = t.split()
+    return bool(t) and (
+        bool(_CAPTION_START.match(t)) and len(words) >= 2 or (len(words) >= 5 and t.endswith(".")) or len(words) >= 12
+    )
+
+
+def title_rows(grid: TableGrid, header_rows: int) -> int:
+    """Leading header rows that are one cell over every column reading as a caption: the
+    table's title caught inside its box. They are no column label: the HTML writes them as
+    `<caption>`, and no column path holds them."""
+    if grid.n_cols < 2:
+        return 0
+    slots = slot_cells(grid)
+    k = 0
+    while k < header_rows and k < grid.n_rows - 1:
+        cell = slots[k][0]
+        if cell.row != k or cell.rowspan != 1 or cell.colspan != grid.n_cols or not is_caption_text(cell.text):
+            break
+        k += 1
+    return k
 
 
 def column_paths(grid: TableGrid, header_rows: int) -> list[list[str]]:
     """Per column, the distinct header texts above it, top to bottom.
 
     A spanning header cell appears in the path of every column it covers; a cell spanning
-    several header rows appears once; an empty corner gives an empty path.
+    several header rows appears once; an empty corner gives an empty path; a title row
+    (`title_rows`) is no part of any path.
     """
     slots = slot_cells(grid)
+    titles = title_rows(grid, header_rows)
     paths = []
     for c in range(grid.n_cols):
         parts: list[str] = []
         seen: set[int] = set()
-        for r in range(min(header_rows, grid.n_rows)):
+        for r in range(titles, min(header_rows, grid.n_rows)):
             cell = slots[r][c]
             text = label_text(cell.text)
             if id(cell) in seen or not text:

@@ -69,7 +69,7 @@ class _TableParser(HTMLParser):
                 self.row_is_head.append(self.section == "head")
             a = dict(attrs)
             self.current = {
-                "tag": tag,
+                "tag": "td" if a.get("scope") in ("row", "rowgroup") else tag,  # a row label, not a column header
                 "colspan": _span(a.get("colspan"), MAX_COLSPAN),
                 "rowspan": _span(a.get("rowspan"), MAX_ROWSPAN),
                 "text": [],

@@ -51,6 +51,9 @@ class ReplayInput:
     lines: RulingLines | None = None
     engine: str = DEFAULT_FORMAT
     tokens: list[StructureToken] = field(default_factory=list)
+    # cell texts corrected after the grid was built (glyph repairs, readings the totals chose):
+    # {"row", "col", "from", "to", "rule"} each, applied where the cell still reads `from`
+    corrections: list[dict[str, Any]] = field(default_factory=list)
 
 
 GridRule = Callable[[ReplayInput, "dict[str, float] | None", float, "RefineRules | None"], TableGrid]
@@ -181,7 +184,24 @@ def parse_payload(obj: Any) -> ReplayInput:
     image = obj.get("image")
     if image is not None and not isinstance(image, str):
         raise ReplayError("'image' must be a path string")
-    return ReplayInput(image_size, objects, words, image, _lines(obj.get("lines")), engine, tokens)
+    corrections = _corrections(obj.get("corrections"))
+    return ReplayInput(image_size, objects, words, image, _lines(obj.get("lines")), engine, tokens, corrections)
+
+
+def _corrections(raw: Any) -> list[dict[str, Any]]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or len(raw) > MAX_WORDS:
+        raise ReplayError("'corrections' must be a list")
+    out = []
+    for i, c in enumerate(raw):
+        ok = isinstance(c, dict) and all(
+            isinstance(c.get(k), int) and not isinstance(c.get(k), bool) for k in ("row", "col")
+        )
+        if not ok or not all(isinstance(c.get(k), str) and len(c[k]) <= MAX_TEXT for k in ("from", "to")):
+            raise ReplayError(f"corrections[{i}]: expected {{row, col, from, to}} with integer row/col and text")
+        out.append({"row": c["row"], "col": c["col"], "from": c["from"], "to": c["to"], "rule": str(c.get("rule", ""))})
+    return out
 
 
 def _tokens(raw: Any) -> list[StructureToken]:
@@ -210,11 +230,13 @@ def payload(
     lines: RulingLines | None = None,
     tokens: list[StructureToken] | None = None,
     engine: str | None = None,
+    corrections: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The inverse of parse_payload: what the per-table JSON stores for replay.
 
     `engine` names the payload's format (default: Table Transformer's, or with `tokens` the
     first format that carries tokens); a Table Transformer payload stores no `engine` key.
+    `corrections` are cell texts changed after the grid was built (see ReplayInput).
     """
     if engine is None:
         engine = next((f.name for f in FORMATS.values() if f.uses_tokens), DEFAULT_FORMAT) if tokens else DEFAULT_FORMAT
@@ -246,6 +268,10 @@ def payload(
         out["image"] = image
     if lines is not None:
         out["lines"] = {"h": [round(v, 2) for v in lines.h], "v": [round(v, 2) for v in lines.v]}
+    if corrections:
+        out["corrections"] = [
+            {"row": c["row"], "col": c["col"], "from": c["from"], "to": c["to"], "rule": c["rule"]} for c in corrections
+        ]
     return out
 
 
@@ -255,5 +281,19 @@ def replay_grid(
     duplicate_overlap: float = 0.5,
     refine: RefineRules | None = None,
 ) -> TableGrid:
-    """The grid a payload stands for, rebuilt by its engine's core rules."""
-    return FORMATS[item.engine].grid(item, thresholds, duplicate_overlap, refine)
+    """The grid a payload stands for, rebuilt by its engine's core rules, corrections applied."""
+    grid = FORMATS[item.engine].grid(item, thresholds, duplicate_overlap, refine)
+    apply_corrections(grid, item.corrections)
+    return grid
+
+
+def apply_corrections(grid: TableGrid, corrections: list[dict[str, Any]]) -> int:
+    """Set each corrected cell's text where the cell at (row, col) still reads `from`; how many."""
+    cells = {(c.row, c.col): c for c in grid.cells}
+    done = 0
+    for fix in corrections:
+        cell = cells.get((fix["row"], fix["col"]))
+        if cell is not None and cell.text == fix["from"]:
+            cell.text = fix["to"]
+            done += 1
+    return done

@@ -54,6 +54,15 @@ def _numeric_columns(rows: list[BodyRow], n_cols: int) -> list[bool]:
     return out
 
 
+def _percent_columns(rows: list[BodyRow], n_cols: int) -> list[bool]:
+    """Columns whose filled values mostly print a percent sign."""
+    out = []
+    for c in range(n_cols):
+        filled = [r.cells[c] for r in rows if r.kind == "data" and r.cells[c]]
+        out.append(bool(filled) and sum(v.rstrip().endswith("%") for v in filled) > 0.5 * len(filled))
+    return out
+
+
 def line_labels(labels: list[str], units: list[dict[str, str] | None]) -> list[str]:
     """Column labels as row lines use them: `Column N` for an unlabelled column, and a unit
     stated only outside the header appended, so the value keeps it wherever the line goes."""
@@ -61,7 +70,7 @@ def line_labels(labels: list[str], units: list[dict[str, str] | None]) -> list[s
     for c, label in enumerate(labels):
         label = label or (f"Column {c + 1}" if c else "")
         u = units[c] if c < len(units) else None
-        if u and u["source"] != "header":
+        if u and u["source"] not in ("header", "spanning header"):  # a header label already says it
             label = f"{label} ({u['unit']})" if label else f"({u['unit']})"
         out.append(label)
     return out
@@ -155,7 +164,9 @@ def serialisations(grid: TableGrid, context: TableContext | None = None, table_i
     paths = column_paths(grid, header_rows)
     labels = [PATH_SEP.join(p) for p in paths]
     rows = body_rows(grid, header_rows)
-    units = column_units(paths, _numeric_columns(rows, grid.n_cols), context.caption, context.notes)
+    units = column_units(
+        paths, _numeric_columns(rows, grid.n_cols), context.caption, context.notes, _percent_columns(rows, grid.n_cols)
+    )
     used = line_labels(labels, units)
     lines = [row_line(r, used) if r.kind == "data" else "" for r in rows]
     md, lossy = markdown(grid, header_rows, labels, rows)

@@ -259,19 +259,64 @@ def units_in_text(text: str) -> list[str]:
     return out
 
 
-def column_units(
-    paths: Sequence[Sequence[str]], numeric: Sequence[bool], caption: str = "", notes: Sequence[str] = ()
-) -> list[dict[str, str] | None]:
-    """Per column: {'unit', 'source'} or None.
+# Labels of columns whose values are relative (a share, a rate, a ratio, an index) or the
+# margin of error of such a column: a count or money unit stated for the table never applies.
+_RELATIVE = re.compile(
+    r"(?:%|‰|\bper ?cent\w*|\bpercentage\w*|\bpct\b|\brates?\b|\bratios?\b|\bshares?\b|\bproportions?\b|"
+    r"\bper (?:capita|head|inhabitant|1[, ]?000|100|thousand)|\bindex\b|\bgrowth\b|\bchange in %)",
+    re.IGNORECASE,
+)
+_ERROR = re.compile(
+    r"\bmargin of error\b|\bmoe\b|\bstandard error\b|\bs\.?e\.?\b|\bconfidence interval\b|\bc\.?i\.?\b|±",
+    re.IGNORECASE,
+)
+_RELATIVE_UNITS = {"%", "‰", "pp", "bp", "bps", "points", "percent", "per cent", "percentage", "percentage points"}
 
-    A column's own header path wins (its lowest level stating a unit, the most specific);
-    otherwise one table-wide unit from the caption or notes applies to the numeric columns.
-    Several different table-wide units are ambiguous and are not applied to any column.
+
+def relative_columns(paths: Sequence[Sequence[str]], percent_values: Sequence[bool] = ()) -> list[bool]:
+    """Per column: whether it holds shares, rates or ratios (by any level of its header path or
+    by `%` on most of its values), or the margin of error of the column to its left that does."""
+    out: list[bool] = []
+    for c, path in enumerate(paths):
+        rel = any(_RELATIVE.search(p) for p in path) or (c < len(percent_values) and percent_values[c])
+        if not rel and c > 0 and out[c - 1] and any(_ERROR.search(p) for p in path[-1:]):
+            rel = True
+        out.append(rel)
+    return out
+
+
+def is_relative_unit(unit: str) -> bool:
+    """A unit that a relative column may carry (`%`, `pp`); counts, scales and money may not."""
+    return clean(unit).lower() in _RELATIVE_UNITS
+
+
+def column_units(
+    paths: Sequence[Sequence[str]],
+    numeric: Sequence[bool],
+    caption: str = "",
+    notes: Sequence[str] = (),
+    percent_values: Sequence[bool] = (),
+) -> list[dict[str, str] | None]:
+    """Per column: {'unit', 'source'} or None; `source` says where it was stated: 'header'
+    (the column's own label), 'spanning header' (a group label over it), 'caption' or 'notes'.
+
+    A column's own header path wins (its lowest level stating a unit, the most specific): a
+    unit in a spanning header governs exactly the columns the span covers. Otherwise one
+    table-wide unit from the caption or notes applies to the numeric columns. Several
+    different table-wide units are ambiguous and are not applied to any column. A relative
+    column (percent, rate, ratio, or the margin of error of one: `relative_columns`) never
+    takes a count, scale or money unit from anywhere.
     """
+    relative = relative_columns(paths, percent_values)
     out: list[dict[str, str] | None] = []
-    for path in paths:
-        unit = next((u for u in (units_in_label(p) for p in reversed(path)) if u), None)
-        out.append({"unit": unit, "source": "header"} if unit else None)
+    for c, path in enumerate(paths):
+        found = None
+        for depth, label in enumerate(reversed(path)):
+            unit = units_in_label(label)
+            if unit and (not relative[c] or is_relative_unit(unit)):
+                found = {"unit": unit, "source": "header" if depth == 0 else "spanning header"}
+                break
+        out.append(found)
     wide = [
         (u, source)
         for source, texts in (("caption", [caption]), ("notes", list(notes)))
@@ -282,6 +327,6 @@ def column_units(
     if len({u for u, _ in wide}) == 1:
         unit, source = wide[0]
         for c, is_num in enumerate(numeric):
-            if out[c] is None and is_num:
+            if out[c] is None and is_num and (not relative[c] or is_relative_unit(unit)):
                 out[c] = {"unit": unit, "source": source}
     return out

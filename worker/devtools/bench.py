@@ -21,14 +21,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PIL import Image
-
+from worker.devtools import bench_process
 from worker.devtools.bench_inputs import NaivePredictor, Recorder, bench_models, make_corpus, oracle_answers
 from worker.devtools.bench_report import (
     Run,
@@ -39,6 +37,7 @@ from worker.devtools.bench_report import (
     stage_key,
     summarise,
 )
+from worker.devtools.naive_loop import cpu_seconds, naive_settings, run_naive
 from worker.engines import offline_engine
 from worker.settings import Settings
 
@@ -46,7 +45,8 @@ if TYPE_CHECKING:
     from models.random_init import Size
 
 OFFLINE = offline_engine().name  # the variant named for the offline engine: the fast pipeline on it
-VARIANTS = ("naive", "fast", OFFLINE)
+# OFFLINE-<ocr>: the offline engine with that OCR engine, to time the OCR engines side by side
+VARIANTS = ("naive", "fast", OFFLINE, f"{OFFLINE}-tesseract", f"{OFFLINE}-ppocr")
 
 
 @dataclass
@@ -54,6 +54,8 @@ class BenchOptions:
     pages: int = 6  # generated pages; with `data_dir` the densest real pages taken (0: all)
     input_dir: Path | None = None
     data_dir: Path | None = None  # an evaluation set: its PDF pages rasterised (worker.devtools.bench_real)
+    degrade: str | None = None  # a scan simulator kind applied to every page first (bench_degrade)
+    strength: str = "moderate"
     process: bool = False  # also each variant as a fresh process (worker.devtools.bench_process)
     models: str = "auto"  # auto | random | real
     size: Size = "full"  # random models: full (real configuration) | tiny (tests, CI)
@@ -77,112 +79,6 @@ class _Variant:
     stage_cpu: dict[str, float] = field(default_factory=dict)  # naive only: stages run one at a time
 
 
-# --- the two ways to run a document -------------------------------------------------------
-
-
-def run_naive(
-    path: Path, stages: Any, storage: Any, settings: Settings, dpi: int, cpu: dict[str, float] | None = None
-) -> dict[str, Any]:
-    """The naive loop over one document; writes what the pipeline writes. Returns the manifest.
-
-    `cpu` gets each stage's CPU seconds (process and subprocesses): nothing overlaps here, so
-    the process's CPU during a stage is that stage's."""
-    from worker.contract import Manifest, PageRecord
-    from worker.core.detections import padded_box, rotate_words_clockwise, select_tables, words_in_crop
-    from worker.inputs import open_document
-    from worker.logical_tables import attach_logical_tables
-    from worker.outputs import build_manifest, doc_id_for, manifest_entry, manifest_key, page_key, write_table
-    from worker.pipeline.context import table_context
-    from worker.pipeline.run import Run
-    from worker.pipeline.table import FoundTable, build_table
-    from worker.text_layer import pdf_words
-
-    stage_clock = _cpu_clock(cpu if cpu is not None else {})
-    started = time.time()
-    doc = open_document(path, settings=settings)
-    doc_id = doc_id_for(doc.sha256)
-    run = Run(doc, doc_id, stages, storage, settings, dpi)
-    records = []
-    for page in range(1, doc.page_count + 1):
-        timings: dict[str, float] = {}
-        with stage_clock(timings, "render"):
-            image = doc.render(page, dpi)
-        with stage_clock(timings, "text_layer"):
-            words = pdf_words(doc, page, dpi) if settings.inputs.text_layer else []
-        with stage_clock(timings, "detection"):
-            boxes = select_tables(
-                stages.detector.predict([image], 1)[0],
-                threshold=settings.detection.threshold,
-                rotated_threshold=settings.detection.rotated_threshold,
-                merge_iou=settings.detection.merge_iou,
-                page_size=image.size,
-            )
-        tables = []
-        for index, box in enumerate(boxes, 1):
-            crop_box = padded_box(
-                box.bbox, image.size, settings.detection.crop_padding, settings.detection.crop_padding_min_px
-            )
-            crop, inside = image.crop(crop_box), words_in_crop(words, crop_box)
-            if box.rotated:
-                crop = crop.transpose(Image.Transpose.ROTATE_270)
-                inside = rotate_words_clockwise(inside, crop_box[3] - crop_box[1])
-            with stage_clock(timings, "structure"):
-                objects = stages.structure.predict([crop], 1)[0]
-            source = "text-layer"
-            if not inside:
-                source = "ocr"
-                with stage_clock(timings, "ocr"):
-                    inside = stages.ocr(crop)
-            table = FoundTable(page, index, box, crop_box, crop, inside, source)
-            if settings.context.capture and not box.rotated:
-                with stage_clock(timings, "context"):
-                    table.context = table_context(run, box.bbox, image, words, [b.bbox for b in boxes])
-            with stage_clock(timings, "reconstruct"):
-                record, html = build_table(run, table, objects, image.size)
-            with stage_clock(timings, "storage"):
-                keys = write_table(storage, crop, html, record)
-            tables.append(manifest_entry(record, keys))
-        rec = PageRecord(page=page, tables=tables, timings={k: round(v, 4) for k, v in timings.items()})
-        with stage_clock(timings, "storage"):
-            storage.put_json(page_key(doc_id, page), rec.dump())
-        records.append(rec)
-    manifest = build_manifest(
-        doc_id=doc_id,
-        source=path.name,
-        sha256=doc.sha256,
-        kind=doc.kind,
-        page_count=doc.page_count,
-        pages=list(range(1, doc.page_count + 1)),
-        page_records=records,
-        errors=[],
-        models=stages.models(),
-        options={"dpi": dpi, "pages": None, "tables": "detect", "engine": stages.engine},
-        started=started,
-    )
-    data = manifest.dump()
-    if settings.context.link_continued_tables:
-        data = Manifest.model_validate(
-            attach_logical_tables(data, storage, tolerance=settings.context.continuation_column_tolerance)
-        ).dump()
-    storage.put_json(manifest_key(doc_id), data)
-    return data
-
-
-def _cpu_clock(cpu: dict[str, float]) -> Callable[[dict[str, float], str], AbstractContextManager[None]]:
-    """A stage clock (wall time into `timings`) that also adds the stage's CPU seconds to `cpu`."""
-
-    @contextmanager
-    def clock(timings: dict[str, float], stage: str) -> Iterator[None]:
-        c0, t0 = _cpu_seconds(), time.perf_counter()
-        try:
-            yield
-        finally:
-            timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - t0
-            cpu[stage] = cpu.get(stage, 0.0) + _cpu_seconds() - c0
-
-    return clock
-
-
 def _run_variant(variant: _Variant, paths: list[Path], store: Path, dpi: int) -> Run:
     """One timed pass over every document, on this variant's thread settings."""
     import torch
@@ -194,7 +90,7 @@ def _run_variant(variant: _Variant, paths: list[Path], store: Path, dpi: int) ->
     storage = LocalStorage(store)
     stages: dict[str, float] = {}
     pages = 0
-    cpu0 = _cpu_seconds()
+    cpu0 = cpu_seconds()
     t0 = time.perf_counter()
     for path in paths:
         if variant.name == "naive":
@@ -208,16 +104,7 @@ def _run_variant(variant: _Variant, paths: list[Path], store: Path, dpi: int) ->
         pages += len(manifest["pages_done"])
         for stage, seconds in manifest["timings"].items():
             stages[stage] = stages.get(stage, 0.0) + seconds
-    return Run(time.perf_counter() - t0, pages, stages, store, _cpu_seconds() - cpu0)
-
-
-def _cpu_seconds() -> float:
-    """CPU time used so far by this process and its waited-for children: less sensitive to other
-    load on the host than wall time, and what a dedicated worker's cores would have to supply."""
-    import resource
-
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    return Run(time.perf_counter() - t0, pages, stages, store, cpu_seconds() - cpu0)
 
 
 # --- the bench -------------------------------------------------------------------------
@@ -230,7 +117,6 @@ def run_bench(
     import torch
 
     from models.device import resolve_device
-    from worker.devtools import bench_process
     from worker.overlap import subprocess_threads, torch_threads
     from worker.pipeline import Stages, load_stages
 
@@ -240,6 +126,9 @@ def run_bench(
         det_ref, str_ref, model_kind = bench_models(settings, options.models, options.size)
         base = settings.replace(
             **{
+                # the outputs must equal the naive loop's, which OCRs each crop and strip on its own: one
+                # OCR pass per page (OCR__PAGE_PASS) reads other crops, so other words (bench --peers measures it)
+                "ocr": {"page_pass": False},
                 "detection_model": det_ref,
                 "structure_model": str_ref,
                 **({"device": options.device} if options.device else {}),
@@ -258,6 +147,13 @@ def run_bench(
         else:
             log(f"generating {options.pages} scanned page(s)")
             corpus, source = make_corpus(work / "corpus", options.pages, options.seed), "generated"
+        if options.degrade:  # simulated scans of the same pages (worker.devtools.bench_degrade)
+            from worker.devtools.bench_degrade import degrade_corpus
+
+            if corpus == options.input_dir:  # never rewrite the user's own files
+                corpus = Path(shutil.copytree(corpus, work / "corpus-input"))
+            log(f"degrading the pages: {options.degrade} ({options.strength}, seed {options.seed})")
+            degrade_corpus(corpus, options.degrade, options.strength, options.seed, base.inputs.dpi)
         paths = sorted(corpus.glob("*.pdf"))
         if not paths:
             raise ValueError(f"no PDF files in {corpus}")
@@ -283,14 +179,14 @@ def run_bench(
         log(f"loading models ({model_kind})")
         variants: dict[str, _Variant] = {}
         if "naive" in options.variants:
-            naive_settings = bench_process.naive_settings(base, default_threads, base.context.capture)
-            loaded = load_stages(naive_settings)
+            plain = naive_settings(base, default_threads, base.context.capture)
+            loaded = load_stages(plain)
             stages = Stages(
                 structure=Recorder(NaivePredictor(loaded.structure), str_answers, "structure"),
                 detector=Recorder(NaivePredictor(loaded.detector), det_answers, "detection"),
                 ocr=loaded.ocr,
             )
-            variants["naive"] = _Variant("naive", naive_settings, stages, default_threads)
+            variants["naive"] = _Variant("naive", plain, stages, default_threads)
         if "fast" in options.variants:
             loaded = load_stages(base)
             stages = Stages(
@@ -303,6 +199,11 @@ def run_bench(
         if OFFLINE in options.variants:  # real pretrained ONNX models: they give their own answers
             offline = base.replace(engine=OFFLINE)
             variants[OFFLINE] = _Variant(OFFLINE, offline, load_stages(offline, engine=OFFLINE), torch_threads(base))
+        for ocr in ("tesseract", "ppocr"):  # OCR engines side by side (docs/ocr.md)
+            name = f"{OFFLINE}-{ocr}"
+            if name in options.variants:
+                chosen = base.replace(engine=OFFLINE, ocr={"engine": ocr})
+                variants[name] = _Variant(name, chosen, load_stages(chosen, engine=OFFLINE), torch_threads(base))
 
         after_load = peak_rss_mib()
         log("warming up (not timed)")
@@ -320,7 +221,7 @@ def run_bench(
         report: dict[str, Any] = {
             "bench_version": 1,
             "corpus": {
-                "source": source,
+                "source": source if not options.degrade else f"{source}, degraded {options.degrade}/{options.strength}",
                 "documents": len(paths),
                 "pages": order[0].runs[0].pages if order[0].runs else 0,
                 "tables": count_tables(order[0].runs[0].store) if order[0].runs else 0,
@@ -391,6 +292,7 @@ def run_bench(
                 "TABLESIGHT_STRUCTURE_MODEL": str_ref,
                 "TABLESIGHT_DEVICE": resolve_device(base.models.device),
                 "TABLESIGHT_DPI": str(dpi),
+                "TABLESIGHT_OCR__PAGE_PASS": "false",
             }
             report["whole_process"] = bench_process.whole_process(list(variants), paths, work, options.rounds, env)
         if options.rss:

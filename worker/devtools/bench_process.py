@@ -1,7 +1,7 @@
 """The whole process, as a CLI user pays it: each variant in a fresh interpreter (imports, model
 load, every page), interleaved, timed from outside.
 
-`naive` is the loop a first user writes (worker.devtools.bench.run_naive: torch, batch 1, page
+`naive` is the loop a first user writes (worker.devtools.naive_loop.run_naive: torch, batch 1, page
 by page, no caption capture); `fast` is `tablesight extract` with the settings as they are.
 Run as `python -m worker.devtools.bench_process naive --out DIR FILE...` it is the naive child.
 """
@@ -17,22 +17,6 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
-
-from worker.settings import Settings
-
-
-def naive_settings(base: Settings, default_threads: int, context_capture: bool) -> Settings:
-    """What a first user runs: torch at its default threads, fp32, tesseract's default threads."""
-    return base.replace(
-        **{
-            "ocr_threads": 0,
-            "channels_last": False,
-            "half_precision": False,
-            "torch_threads": default_threads,
-            "inference_runtime": "torch",
-            "context_capture": context_capture,
-        }
-    )
 
 
 def _children_cpu() -> float:
@@ -97,8 +81,8 @@ def _naive_main(argv: list[str]) -> int:
 
     import torch
 
-    from worker.devtools.bench import run_naive
     from worker.devtools.bench_inputs import NaivePredictor
+    from worker.devtools.naive_loop import naive_settings, run_naive
     from worker.pipeline import Stages, load_stages
     from worker.settings import get_settings
     from worker.storage import LocalStorage

@@ -125,6 +125,59 @@ def key_figures_table() -> TableSpec:
     )
 
 
+def year_groups_table() -> TableSpec:
+    """Multi-level year headers: the same sub-columns under two years, under one group label."""
+    return _spec(
+        [
+            [("Region", 3, 1), ("Unhealthy housing units", 1, 4)],
+            [("2007", 1, 2), ("2009", 1, 2)],
+            ["no.", "%", "no.", "%"],
+            ["Northeast", "1,204", "3.1", "1,250", "2.9"],
+            ["Midwest", "2,085", "4.4", "2,101", "4.3"],
+            ["South", "3,310", "5.0", "3,402", "5.1"],
+        ],
+        header_rows=3,
+    )
+
+
+def stub_head_table() -> TableSpec:
+    """A stub head two rows tall beside a group label that spans the numeric columns, and a
+    margin-of-error column two rows tall under the first group."""
+    return _spec(
+        [
+            [("Region and state", 2, 1), ("Actual", 1, 2), ("Difference", 2, 1), ("Forecast", 1, 2)],
+            ["Number", "Margin of error (±)", "Number", "Margin of error (±)"],
+            ["Maine", "88", "0.7", "-3", "91", "0.8"],
+            ["Vermont", "41", "0.4", "2", "39", "0.5"],
+            ["New Hampshire", "97", "0.9", "5", "92", "1.0"],
+        ],
+        header_rows=2,
+    )
+
+
+def dates_table() -> TableSpec:
+    """A header row of dates, each spanning two columns (an amount and a percent)."""
+    return _spec(
+        [
+            ["Item", ("Jan. 1, 2009", 1, 2), ("Jan. 1, 2010", 1, 2), ("Jan. 1, 2011", 1, 2)],
+            ["", "Amount", "Percent", "Amount", "Percent", "Amount", "Percent"],
+            ["Deposits", "4,120", "61.2", "4,380", "62.0", "4,610", "62.9"],
+            ["Loans", "1,870", "27.8", "1,905", "27.0", "1,960", "26.7"],
+            ["Other", "740", "11.0", "780", "11.0", "760", "10.4"],
+        ],
+        header_rows=2,
+    )
+
+
+TABLE_STYLES = {
+    "financial": financial_table,
+    "staffing": staffing_table,
+    "year-groups": year_groups_table,
+    "stub-head": stub_head_table,
+    "dates": dates_table,
+}
+
+
 @lru_cache(maxsize=64)
 def load_font(size: int, bold: bool = False) -> Font:
     """DejaVu Sans (bold for headers) by name or from fonts-dejavu; PIL's own font otherwise."""

@@ -40,6 +40,7 @@ class EmbeddedEngine:
     def load(self, settings: Settings, detect: bool, threads: int) -> LoadedModels:
         from models import embedded
 
+        threads = settings.embedded.threads or threads  # onnxruntime's per call, as torch's per lane
         detector = embedded.load_detector(settings.models, threads) if detect else None
         return LoadedModels(embedded.load_structure(settings.models, threads), detector)
 

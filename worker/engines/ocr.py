@@ -4,25 +4,30 @@ An OCR engine meets `OcrEngine`: `read(image)` gives `Word`s in the image's pixe
 confidence in 0..1, and `name`/`version` say which reader and release produced them (for the
 manifest). The pipeline calls `read` on table crops without a text layer.
 
-Adding one (e.g. PP-OCR in models/ppocr/): write a factory `load(settings: OcrSettings, dpi: int)
--> OcrEngine` in its own module, and add one line to `BUILT_IN` below,
-`"ppocr": "models.ppocr.engine:load"` (imported only when chosen), or call
-`register_ocr_engine("ppocr", load)` at run time. To let `auto` choose it, change
-`resolve_ocr_engine`, the one place that settles `auto`.
+Adding one: write a factory `load(settings: OcrSettings, dpi: int, models: ModelSettings | None)
+-> OcrEngine` in its own module (`models` carries the weights folder and device for engines
+with model files), and add one line to `BUILT_IN` below (imported only when chosen), or call
+`register_ocr_engine(name, load)` at run time. `resolve_ocr_engine` is the one place that
+settles `auto`: PP-OCR (worker.engines.ppocr) when its weights are present, else tesseract,
+as measured in docs/ocr.md.
+An engine that also has `read_cells(image, boxes)` can be the second reader of doubted totals
+(`OCR__CELL_READER`).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from worker.core.types import Word
+from worker.core.totals import Reading
+from worker.core.types import BBox, Word
 
 if TYPE_CHECKING:
     from PIL import Image
 
-    from worker.settings import OcrSettings
+    from worker.settings import ModelSettings, OcrSettings
 
 AUTO = "auto"
 
@@ -36,12 +41,24 @@ class OcrEngine(Protocol):
     def read(self, image: Image.Image) -> list[Word]: ...
 
 
-OcrFactory = Callable[["OcrSettings", int], OcrEngine]  # (its settings group, render dpi) -> engine
+class CellReader(Protocol):
+    """An OCR engine that can also read given boxes of an image one by one (a second reading of
+    the cells a total doubts, worker.pipeline.numbers): per box a `Reading` or None."""
+
+    name: str
+
+    def read_cells(self, image: Image.Image, boxes: Sequence[BBox]) -> list[Reading | None]: ...
+
+
+# (its settings group, render dpi, the models group or None) -> engine
+OcrFactory = Callable[["OcrSettings", int, "ModelSettings | None"], OcrEngine]
 
 # name -> "module:factory", imported on first use (torch-free start-up; a missing optional
 # dependency fails only when that engine is chosen).
 BUILT_IN: dict[str, str] = {
     "tesseract": "worker.engines.tesseract:load",
+    "ppocr": "worker.engines.ppocr:load",
+    "tesseract-digits": "models.cell_readers:load",  # a cell reader (read_cells), not chosen by auto
 }
 _LOADED: dict[str, OcrFactory] = {}
 
@@ -57,13 +74,22 @@ def ocr_engine_names() -> tuple[str, ...]:
     return tuple(dict.fromkeys([*BUILT_IN, *_LOADED]))
 
 
-def resolve_ocr_engine(name: str) -> tuple[str, str]:
-    """(engine name, one-line reason) for the OCR setting; `auto` is tesseract for now."""
+def resolve_ocr_engine(name: str, models_dir: Path | None = None) -> tuple[str, str]:
+    """(engine name, one-line reason) for the OCR setting. `auto` is PP-OCR when its two files
+    are present and right in MODELS_DIR/embedded (or the checkout's cache): it read more words
+    right than tesseract on every image kind measured (docs/ocr.md); else tesseract."""
     if name != AUTO:
         if name not in ocr_engine_names():
             raise ValueError(f"unknown OCR engine {name!r} (choose one of {', '.join([*ocr_engine_names(), AUTO])})")
         return name, f"OCR__ENGINE={name}"
-    return "tesseract", "auto: tesseract (the only OCR engine auto chooses so far)"
+    from models.embedded.weights import OCR_MODELS, EmbeddedWeightsMissing, default_dir, locate
+
+    try:
+        for entry in OCR_MODELS:
+            locate(entry, default_dir(models_dir))
+    except EmbeddedWeightsMissing as exc:
+        return "tesseract", f"auto: tesseract, PP-OCR weights unavailable ({exc})"
+    return "ppocr", "auto: ppocr (its weights are present)"
 
 
 def _factory(name: str) -> OcrFactory:
@@ -73,7 +99,21 @@ def _factory(name: str) -> OcrFactory:
     return _LOADED[name]
 
 
-def load_ocr_engine(settings: OcrSettings, dpi: int) -> OcrEngine:
-    """The OCR engine the `ocr` settings group chooses, ready to read crops rendered at `dpi`."""
-    name, _ = resolve_ocr_engine(settings.engine)
-    return _factory(name)(settings, dpi)
+def load_ocr_engine(settings: OcrSettings, dpi: int, models: ModelSettings | None = None) -> OcrEngine:
+    """The OCR engine the `ocr` settings group chooses, ready to read crops rendered at `dpi`;
+    `models` gives engines with weights their folder and device."""
+    name, _ = resolve_ocr_engine(settings.engine, models.models_dir if models is not None else None)
+    return _factory(name)(settings, dpi, models)
+
+
+def load_cell_reader(settings: OcrSettings, dpi: int) -> CellReader | None:
+    """The second cell reader the `ocr` group names (`cell_reader`), or None for "none"."""
+    name = settings.cell_reader
+    if name in ("", "none"):
+        return None
+    if name not in ocr_engine_names():
+        raise ValueError(f"unknown cell reader {name!r} (choose one of {', '.join(ocr_engine_names())}, none)")
+    engine = _factory(name)(settings, dpi, None)
+    if not callable(getattr(engine, "read_cells", None)):
+        raise ValueError(f"OCR engine {name!r} cannot read cells (it has no read_cells)")
+    return engine  # type: ignore[return-value]

@@ -12,7 +12,7 @@ from worker.core.types import Word
 if TYPE_CHECKING:
     from PIL import Image
 
-    from worker.settings import OcrSettings
+    from worker.settings import ModelSettings, OcrSettings
 
 
 class TesseractOcr:
@@ -41,7 +41,7 @@ class TesseractOcr:
     __call__ = read  # Stages.ocr is a plain callable
 
 
-def load(settings: OcrSettings, dpi: int) -> TesseractOcr:
+def load(settings: OcrSettings, dpi: int, models: ModelSettings | None = None) -> TesseractOcr:
     return TesseractOcr(settings, dpi)
 
 

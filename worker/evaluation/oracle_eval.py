@@ -18,6 +18,7 @@ from worker.core.html_out import grid_to_html
 from worker.core.reconstruct import reconstruct
 from worker.core.refine import RefineRules
 from worker.core.types import RulingLines, StructureObject, Word
+from worker.evaluation.binding import bind, rates
 from worker.evaluation.dataset import GtTable, load_tables
 from worker.evaluation.noise import NoiseLevel, add_noise, get_level, make_rng
 from worker.evaluation.oracle import oracle_for
@@ -39,10 +40,11 @@ def oracle_inputs(
     return objects, oracle.words, oracle.image_size
 
 
-def ocr_inputs(table: GtTable, keep_rules: bool = False) -> tuple[list[Word], RulingLines]:
-    """OCR mode: the words tesseract reads on the table image (ruling lines erased first, as the
-    pipeline does, unless `keep_rules`) and the ruling lines found on it, as `rebuild` does
-    for a payload without words."""
+def ocr_inputs(table: GtTable, keep_rules: bool = False, ocr: Any = None) -> tuple[list[Word], RulingLines]:
+    """OCR mode: the words tesseract (or the engine `ocr`, a callable image -> words, see
+    `ocr_reader`) reads on the table image (ruling lines erased first, as the pipeline does,
+    unless `keep_rules`) and the ruling lines found on it, as `rebuild` does for a payload
+    without words."""
     from PIL import Image
 
     from models.ocr import ocr_words
@@ -52,8 +54,23 @@ def ocr_inputs(table: GtTable, keep_rules: bool = False) -> tuple[list[Word], Ru
     min_len = max(10, dpi // 5)
     with Image.open(table.image_path) as im:
         rgb = im.convert("RGB")
-    words = ocr_words(rgb, rule_min_px=None if keep_rules else min_len, threads=1)
+    if ocr is not None:
+        words = ocr(rgb)
+    else:
+        words = ocr_words(rgb, rule_min_px=None if keep_rules else min_len, threads=1)
     return words, find_ruling_lines(rgb, min_len)
+
+
+def ocr_reader(engine: str, keep_rules: bool = False) -> Any:
+    """The OCR engine `engine` set up for the evaluation images (144 dpi, one thread), or None
+    for tesseract, which `ocr_inputs` calls itself."""
+    if engine == "tesseract":
+        return None
+    if engine != "ppocr":
+        raise ValueError(f"unknown OCR engine {engine!r}; known: tesseract, ppocr")
+    import models.ppocr as ppocr
+
+    return ppocr.load(threads=1, rule_min_px=None if keep_rules else max(10, 144 // 5))
 
 
 def table_key(table: GtTable) -> str:
@@ -97,11 +114,13 @@ def run_oracle_eval(
     progress: bool = True,
     words: str = "oracle",
     refine: RefineRules | None = None,
+    ocr_engine: str = "tesseract",
 ) -> dict[str, Any]:
     """Rebuild every usable table of `data_dir` at each noise level and score it.
 
     `words`: "oracle" (laid out from the ground truth), "ocr" (tesseract on the table image,
-    rules erased) or "ocr-keep-rules"; `refine`: the word/line corrections (default all).
+    rules erased) or "ocr-keep-rules", read by `ocr_engine` (tesseract or ppocr); `refine`: the
+    word/line corrections (default all).
     Returns summary means (overall, tables with spans, per source) per level, counts of
     invalid outputs and crashes (both should be 0), the skipped tables, and per-table rows.
     """
@@ -112,11 +131,13 @@ def run_oracle_eval(
     started = time.perf_counter()
     lvs = [get_level(lv) for lv in levels]
     tables, skipped = load_tables(Path(data_dir), limit=limit)
+    keep = words == "ocr-keep-rules"
+    reader = ocr_reader(ocr_engine, keep) if words != "oracle" else None
     rows: list[dict[str, Any]] = []
     bar = tqdm(total=len(tables) * len(lvs), file=sys.stderr, disable=not progress, desc="oracle eval", unit="table")
     for table in tables:
         gt_norm = normalize_html(table.html)
-        ocr = ocr_inputs(table, keep_rules=words == "ocr-keep-rules") if words != "oracle" else None
+        ocr = ocr_inputs(table, keep_rules=keep, ocr=reader) if words != "oracle" else None
         for lv in lvs:
             row: dict[str, Any] = {
                 "source": table.source,
@@ -130,8 +151,10 @@ def run_oracle_eval(
                 html, valid = rebuild_html(table, lv, seed, ocr, refine)
                 row["teds"], row["teds_struct"] = score_html(html, gt_norm)
                 row["valid"] = valid
+                row.update(bind(html, table.html))
             except Exception as exc:  # a crash scores 0 and is counted, the run goes on
                 row.update(teds=0.0, teds_struct=0.0, valid=False, error=f"{type(exc).__name__}: {exc}")
+                row.update(bind("", table.html))
             rows.append(row)
             bar.update(1)
     bar.close()
@@ -140,6 +163,7 @@ def run_oracle_eval(
         "seed": seed,
         "levels": [lv.name for lv in lvs],
         "words": words,
+        "ocr_engine": ocr_engine if words != "oracle" else None,
         "refine": asdict(refine or RefineRules()),
         "noise": {lv.name: asdict(lv) for lv in lvs},
         "n_tables": len(tables),
@@ -173,11 +197,12 @@ def _block(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def _means(rows: list[dict[str, Any]]) -> dict[str, Any]:
     n = len(rows)
     if not n:
-        return {"n": 0, "teds": None, "teds_struct": None}
+        return {"n": 0, "teds": None, "teds_struct": None, "binding": None}
     return {
         "n": n,
         "teds": round(sum(r["teds"] for r in rows) / n, 4),
         "teds_struct": round(sum(r["teds_struct"] for r in rows) / n, 4),
+        **rates(rows),
     }
 
 
@@ -185,7 +210,7 @@ def format_table(results: dict[str, Any]) -> str:
     """A fixed-width table of the summary: one line per level, then one per source under it."""
     head = (
         f"{'level / source':<20} {'n':>4} {'TEDS':>7} {'TEDS-s':>7}   "
-        f"{'n span':>6} {'TEDS':>7} {'TEDS-s':>7}   {'invalid':>7} {'errors':>6}"
+        f"{'n span':>6} {'TEDS':>7} {'TEDS-s':>7}   {'bind':>6} {'col':>6} {'row':>6}   {'invalid':>7} {'errors':>6}"
     )
     lines = [head, "-" * len(head)]
     for level, s in results["summary"].items():
@@ -197,7 +222,8 @@ def format_table(results: dict[str, Any]) -> str:
         parts = [f"{src}: " + ", ".join(f"{n} {why}" for why, n in reasons.items()) for src, reasons in skipped.items()]
         lines.append("skipped: " + "; ".join(parts))
     lines.append(
-        f"tables: {results.get('n_tables', 0)}, seed {results.get('seed')}, words {results.get('words', 'oracle')}, "
+        f"tables: {results.get('n_tables', 0)}, seed {results.get('seed')}, words {results.get('words', 'oracle')}"
+        f"{' (' + results['ocr_engine'] + ')' if results.get('ocr_engine') else ''}, "
         f"{results.get('seconds', 0)} s"
     )
     return "\n".join(lines)
@@ -208,8 +234,13 @@ def _line(name: str, b: dict[str, Any], invalid: int | None = None, errors: int 
     tail = f"   {invalid:>7} {errors:>6}" if invalid is not None else ""
     return (
         f"{name:<20} {a['n']:>4} {_f(a['teds'])} {_f(a['teds_struct'])}   "
-        f"{sp['n']:>6} {_f(sp['teds'])} {_f(sp['teds_struct'])}{tail}"
+        f"{sp['n']:>6} {_f(sp['teds'])} {_f(sp['teds_struct'])}   "
+        f"{_p(a.get('binding'))} {_p(a.get('binding_col'))} {_p(a.get('binding_row'))}{tail}"
     )
+
+
+def _p(v: float | None) -> str:
+    return f"{v:>6.1%}" if v is not None else f"{'-':>6}"
 
 
 def _f(v: float | None) -> str:

@@ -21,11 +21,16 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from worker.core.geometry import iou, union_box
+from worker.core.page_transform import Affine, invert, unbound_box
 from worker.core.types import BBox
+from worker.evaluation.binding import bind, rates
 from worker.metrics.teds import teds
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 MATCH_IOU = 0.5
 MODES = ("scan", "text", "crop")
@@ -62,12 +67,27 @@ class Predicted:
 
 @dataclass
 class PageJob:
-    """What a tool is asked for: one PDF's pages (or crop images) at one dpi."""
+    """What a tool is asked for: one PDF's pages (or crop images) at one dpi.
+
+    With a degradation (`--degrade`), `images` are the degraded scans at `image_dpi`, and
+    `to_degraded[page]` maps the clean page (the GT's frame, at `dpi`) onto each."""
 
     pdf: Path
     pages: list[int]
     dpi: int
     images: dict[int, Path] = field(default_factory=dict)  # page -> image (scan / crop mode)
+    image_dpi: int | None = None
+    to_degraded: dict[int, Affine] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Degradation:
+    """A scan simulator kind (worker.evaluation.degrade) at a strength; each page draws its own
+    parameters from `seed` and the page's name."""
+
+    kind: str
+    strength: str = "moderate"
+    seed: int = 0
 
 
 # a tool: (job, mode, workdir) -> {page: [Predicted]} (crop mode: {index: [Predicted]})
@@ -130,22 +150,60 @@ def _page_height(pdf: Path, page: int, dpi: int) -> float:
         doc.close()
 
 
-def _render_scans(job: PageJob, workdir: Path) -> None:
-    """Each page as a PNG without any text layer: what a scanner would give."""
+def _render_scans(job: PageJob, workdir: Path, degradation: Degradation | None = None) -> None:
+    """Each page as a PNG without any text layer: what a scanner would give (degraded by the
+    scan simulator when asked; lossless PNG of the degraded pixels, so every tool reads the same)."""
     from worker.inputs import open_document
     from worker.settings import Settings
 
     doc = open_document(job.pdf, settings=Settings(_env_file=None))
     for p in job.pages:
         path = workdir / f"{job.pdf.stem}-p{p:04d}.png"
-        doc.render(p, job.dpi).save(path)
+        if degradation is None:
+            doc.render(p, job.dpi).save(path)
+        else:
+            from worker.evaluation.degrade import degrade_page, page_seed
+
+            seed = page_seed(degradation.seed, f"{job.pdf.stem}:{p}")
+
+            def render(dpi: int, page: int = p) -> Image.Image:
+                return doc.render(page, dpi)
+
+            done = degrade_page(render, job.dpi, degradation.kind, degradation.strength, seed)
+            done.image.save(path, dpi=(done.dpi, done.dpi))
+            job.to_degraded[p] = done.to_degraded
+            job.image_dpi = done.dpi
         job.images[p] = path
 
 
-def evaluate(tool: Tool, tables: list[GtPageTable], mode: str, workdir: Path | None = None) -> dict[str, Any]:
-    """Run `tool` over the pages (or crops) of `tables` and score it; see the module docstring."""
+def _back_to_clean(job: PageJob, found: dict[int, list[Predicted]]) -> dict[int, list[Predicted]]:
+    """Boxes on the degraded scans mapped back onto the clean page by the simulator's own
+    map, the same for every tool (`unbound_box`: the upright box a tool's box stands for)."""
+    out: dict[int, list[Predicted]] = {}
+    for page, preds in found.items():
+        m = job.to_degraded.get(page)
+        if m is None:
+            out[page] = preds
+            continue
+        back = invert(m)
+        out[page] = [Predicted(unbound_box(back, p.bbox), p.html) for p in preds]
+    return out
+
+
+def evaluate(
+    tool: Tool,
+    tables: list[GtPageTable],
+    mode: str,
+    workdir: Path | None = None,
+    degradation: Degradation | None = None,
+) -> dict[str, Any]:
+    """Run `tool` over the pages (or crops) of `tables` and score it; see the module docstring.
+
+    `degradation` (scan mode only) gives every tool the same degraded scans."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    if degradation is not None and mode != "scan":
+        raise ValueError("a degradation applies to scan mode only (a degraded page has no text layer)")
     with tempfile.TemporaryDirectory(prefix="tablesight-eval-") as tmp:
         work = Path(workdir or tmp)
         jobs: dict[tuple[Path, int], PageJob] = {}
@@ -166,18 +224,22 @@ def evaluate(tool: Tool, tables: list[GtPageTable], mode: str, workdir: Path | N
         for key, job in jobs.items():
             job.pages.sort()
             if mode != "crop":  # the page images (peers take them with the text layer's words in text mode)
-                _render_scans(job, work)
+                _render_scans(job, work, degradation)
             warm = getattr(tool, "warm", None)
             if warm is not None:
                 warm(mode)  # models load outside the timed part
             t0 = time.perf_counter()
             try:
-                results[key] = tool(job, mode, work)
+                results[key] = _back_to_clean(job, tool(job, mode, work))
             except Exception as exc:  # noqa: BLE001 - a tool failing on a document scores 0 there
                 failures.append(f"{job.pdf.name}: {type(exc).__name__}: {str(exc)[:200]}")
                 results[key] = {}
             seconds += time.perf_counter() - t0
-    return score(tables, results, mode, seconds, failures)
+    result = score(tables, results, mode, seconds, failures)
+    if degradation is not None:
+        result["summary"]["degrade"] = f"{degradation.kind}/{degradation.strength}"
+        result["summary"]["seed"] = degradation.seed
+    return result
 
 
 def score(
@@ -221,6 +283,7 @@ def score(
         "teds_struct": round(sum(r["teds_struct"] for r in per_table) / n, 4) if n else 0.0,
         "teds_matched": round(sum(r["teds"] for r in matched) / len(matched), 4) if matched else 0.0,
         "teds_struct_matched": round(sum(r["teds_struct"] for r in matched) / len(matched), 4) if matched else 0.0,
+        **rates(per_table),
         "pages_per_s": round(n_units / seconds, 3) if seconds > 0 else 0.0,
         "seconds": round(seconds, 1),
         "failures": failures,
@@ -229,11 +292,13 @@ def score(
 
 
 def _scored(t: GtPageTable, html: str, matched: bool) -> dict[str, Any]:
+    """TEDS and label binding of one GT table (a missed table scores 0 and binds nothing)."""
     return {
         "table_id": t.table_id,
         "matched": matched,
         "teds": round(teds(html, t.html), 4) if matched else 0.0,
         "teds_struct": round(teds(html, t.html, structure_only=True), 4) if matched else 0.0,
+        **bind(html if matched else "", t.html),
     }
 
 
@@ -265,7 +330,7 @@ def tablesight_tool(engine: str, device: str = "cpu") -> Tool:
                 storage=store,
                 settings=settings,
                 pages=",".join(map(str, pages)) if pages else None,
-                dpi=job.dpi,
+                dpi=job.image_dpi or job.dpi,
             )
             for entry in manifest["tables"]:
                 html = store.get_bytes(f"{manifest['doc_id']}/tables/{entry['table_id']}.html").decode("utf-8")
@@ -281,13 +346,15 @@ def format_rows(rows: list[tuple[str, dict[str, Any]]]) -> str:
     """A Markdown table, one row per (tool, summary)."""
     head = (
         "| tool | mode | tables | det. recall | det. precision | TEDS | TEDS-struct | TEDS matched "
-        "| TEDS-struct matched | pages/s |"
+        "| TEDS-struct matched | values | bound (both labels) | column path | row label | pages/s |"
     )
-    lines = [head, "|" + "---|" * 10]
+    lines = [head, "|" + "---|" * 14]
     for name, s in rows:
+        mode = f"{s['mode']} {s['degrade']}" if s.get("degrade") else s["mode"]  # scan + simulator kind
         lines.append(
-            f"| {name} | {s['mode']} | {s['tables']} | {s['recall']:.3f} | {s['precision']:.3f} | {s['teds']:.3f} "
+            f"| {name} | {mode} | {s['tables']} | {s['recall']:.3f} | {s['precision']:.3f} | {s['teds']:.3f} "
             f"| {s['teds_struct']:.3f} | {s['teds_matched']:.3f} | {s['teds_struct_matched']:.3f} "
+            f"| {s['values']} | {s['binding']:.3f} | {s['binding_col']:.3f} | {s['binding_row']:.3f} "
             f"| {s['pages_per_s']:.2f} |"
         )
     return "\n".join(lines)

@@ -2,7 +2,7 @@
 
 Each ground-truth table is rebuilt from oracle structure objects (optionally with model-like
 noise, as `eval oracle` and `eval probes` do), exported to Parquet exactly as extraction
-exports it (`worker.exports`) into a scratch store, and opened with the same read-only
+exports it (`worker.retrieval.exports`) into a scratch store, and opened with the same read-only
 DuckDB catalog as `tablesight sql`. Then:
 
 - lookup: for every labelled, unambiguous body cell (the cells `eval probes` asks about),
@@ -37,8 +37,8 @@ from worker.evaluation.noise import add_noise, get_level, make_rng
 from worker.evaluation.oracle import oracle_from_cells
 from worker.evaluation.oracle_eval import table_key
 from worker.evaluation.probes import gt_grid, gt_header_rows, make_probes
-from worker.exports import export_table
 from worker.outputs import manifest_key
+from worker.retrieval.exports import export_table
 from worker.sqlstore.catalog import StoreError, open_sql_store, quote_ident
 from worker.storage import LocalStorage
 

@@ -16,11 +16,11 @@ from typing import Any
 from worker.contract import Manifest, PageRecord
 from worker.errors import InputError
 from worker.inputs import open_document, parse_page_ranges
-from worker.logical_tables import attach_logical_tables
 from worker.outputs import build_manifest, doc_id_for, manifest_key
 from worker.pipeline.pages import process_pages
 from worker.pipeline.run import PageResult
 from worker.pipeline.stages import Stages
+from worker.retrieval.logical_tables import attach_logical_tables
 from worker.settings import Settings
 from worker.storage.base import Storage, StorageError
 

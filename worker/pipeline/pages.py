@@ -11,21 +11,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from PIL import Image
 
 from worker.contract import ErrorEntry
+from worker.contract.page_transform import PageTransformRecord
 from worker.core.detections import TableBox, select_tables
+from worker.core.geometry import clip
+from worker.core.page_transform import PageTransform, invert, unbound_box
 from worker.core.types import Word
 from worker.errors import TablesightError
 from worker.inputs import Document
 from worker.outputs import manifest_entry, page_key, write_table
 from worker.overlap import SubprocessPool, in_order, subprocess_threads, timed, torch_threads
 from worker.pipeline.context import table_context
+from worker.pipeline.normalise import normalise
+from worker.pipeline.page_ocr import PageRead
 from worker.pipeline.run import PDFIUM_LOCK, PageResult, Run, split_time, stage_clock
 from worker.pipeline.stages import Stages
-from worker.pipeline.table import FoundTable, build_table, crop_table, settle
+from worker.pipeline.table import FoundTable, build_table, crop_table, settle, table_crop_box
 from worker.settings import Settings
 from worker.storage.base import Storage
 from worker.text_layer import pdf_words
@@ -52,7 +58,7 @@ def process_pages(
     busy = min(lanes, len(groups)) or 1
     if stages.threads is not None:  # the cores shared out among the lanes that will be busy
         stages.threads(torch_threads(settings, lanes=busy))
-    with SubprocessPool(subprocess_threads(settings, lanes=busy)) as pool:
+    with SubprocessPool(subprocess_threads(settings, lanes=busy, engine=stages.engine)) as pool:
         run.pool = pool
         yield from in_order(groups, lambda group: process_group(run, group), lanes)
 
@@ -64,6 +70,8 @@ def process_group(run: Run, pages: list[int]) -> list[PageResult]:
     shared: dict[str, float] = {}
     with stage_clock(shared, "detection"):
         boxes = detect_tables(run, loaded)
+        if run.stages.detector is not None:
+            second_pass(run, loaded, boxes, results)
     found = [table for p in loaded for table in find_tables(run, p, loaded[p], boxes[p])]
     with stage_clock(shared, "structure"):
         structures = run.stages.structure.predict([t.crop for t in found], run.settings.models.structure_batch_size)
@@ -72,6 +80,7 @@ def process_group(run: Run, pages: list[int]) -> list[PageResult]:
     for table, objects in zip(found, structures):
         store_table(run, table, objects, loaded[table.page][0].size, results[table.page])
     for p in pages:
+        results[p].original = None  # the page as it came in is needed no longer
         with stage_clock(results[p].timings, "storage"):
             record = results[p].record().dump()
             run.storage.put_json(page_key(run.doc_id, p), {**record, **run.record_extra})
@@ -79,32 +88,43 @@ def process_group(run: Run, pages: list[int]) -> list[PageResult]:
 
 
 def load_pages(run: Run, pages: list[int], results: dict[int, PageResult]) -> dict[int, Page]:
-    """Each page rendered with its text layer, read in the pool; a page that fails gets its error."""
+    """Each page rendered with its text layer (and normalised when it has none), read in the
+    pool; a page that fails gets its error."""
     assert run.pool is not None
     loads = {p: run.pool.submit(load_page, run, p) for p in pages}
     loaded: dict[int, Page] = {}
     for p in pages:
         try:
-            image, words, spent = loads[p].result()
+            image, words, spent, normalised = loads[p].result()
         except TablesightError as exc:
             results[p].errors.append(ErrorEntry(page=p, reason=str(exc)))
             continue
         loaded[p] = (image, words)
+        if normalised is not None:
+            results[p].transform, results[p].normalisation, results[p].original = normalised
         for stage, seconds in spent.items():
             results[p].add_time(stage, seconds)
     return loaded
 
 
-def load_page(run: Run, page: int) -> tuple[Image.Image, list[Word], dict[str, float]]:
-    """Render one page and read its text layer (in the pool: pdftoppm is a subprocess)."""
+def load_page(
+    run: Run, page: int
+) -> tuple[Image.Image, list[Word], dict[str, float], tuple[PageTransform, PageTransformRecord, Image.Image] | None]:
+    """Render one page and read its text layer (in the pool: pdftoppm is a subprocess); a page
+    without text-layer words is normalised (turned, deskewed: worker.pipeline.normalise)."""
     timings: dict[str, float] = {}
     with stage_clock(timings, "render"):
         image = run.doc.render(page, run.dpi)
+    words: list[Word] = []
     with stage_clock(timings, "text_layer"):
         if run.doc.kind == "pdf" and run.settings.inputs.text_layer:
             with PDFIUM_LOCK:
-                return image, pdf_words(run.doc, page, run.dpi), timings
-        return image, [], timings
+                words = pdf_words(run.doc, page, run.dpi)
+    if words or not run.settings.normalise.pages:
+        return image, words, timings, None
+    with stage_clock(timings, "normalise"):
+        normalised, transform, record = normalise(image, run.settings)
+    return normalised, words, timings, (transform, record, image)
 
 
 def detect_tables(run: Run, loaded: dict[int, Page]) -> dict[int, list[TableBox]]:
@@ -127,11 +147,49 @@ def detect_tables(run: Run, loaded: dict[int, Page]) -> dict[int, list[TableBox]
     }
 
 
+def second_pass(
+    run: Run, loaded: dict[int, Page], boxes: dict[int, list[TableBox]], results: dict[int, PageResult]
+) -> None:
+    """Recall fallback: a normalised page on which the detector found nothing is detected again
+    as it came in, and what is found there is carried onto the normalised page. The layout
+    detector's score on some pages falls below its threshold after any resampling (the demo's
+    first page: 0.35 as scanned, nothing once deskewed by 0.13 degrees); this costs one more
+    detector call on such pages only."""
+    empty = [p for p in loaded if not boxes[p] and results[p].original is not None and results[p].transform]
+    if not empty or not run.settings.normalise.second_pass:
+        return
+    s = run.settings
+    originals = [results[p].original for p in empty]
+    preds = run.stages.detector.predict(originals, s.models.detection_batch_size)  # type: ignore[union-attr, arg-type]
+    for p, original, pred in zip(empty, originals, preds):
+        assert original is not None
+        transform = results[p].transform
+        assert transform is not None
+        found = select_tables(
+            pred,
+            threshold=run.engine.detection_threshold(s),
+            rotated_threshold=s.detection.rotated_threshold,
+            merge_iou=s.detection.merge_iou,
+            page_size=original.size,
+        )
+        to_norm = invert(transform.to_original)
+        w, h = loaded[p][0].size
+        boxes[p] = [replace(b, bbox=clip(unbound_box(to_norm, b.bbox), (0.0, 0.0, float(w), float(h)))) for b in found]
+        results[p].second_pass = len(found)
+
+
 def find_tables(run: Run, page: int, loaded: Page, boxes: list[TableBox]) -> list[FoundTable]:
     """Crop every table of a page; OCR and caption capture start in the pool meanwhile."""
     image, words = loaded
+    read = page_read(run, image, words, boxes)
     found = []
     for index, box in enumerate(boxes, 1):
+        if read is not None and box in read.boxes:  # words and context from the page's one OCR pass
+            i = read.boxes.index(box)
+            table = crop_table(run, page, index, box, image, words, read.words[i])
+            table.context = read.contexts[i]
+            found.append(table)
+            continue
         table = crop_table(run, page, index, box, image, words)
         if run.settings.context.capture and run.detecting and not box.rotated:
             assert run.pool is not None
@@ -141,13 +199,22 @@ def find_tables(run: Run, page: int, loaded: Page, boxes: list[TableBox]) -> lis
     return found
 
 
+def page_read(run: Run, image: Image.Image, words: list[Word], boxes: list[TableBox]) -> PageRead | None:
+    """One OCR pass over the page's upright tables and their caption strips, on scans (OCR__PAGE_PASS)."""
+    s = run.settings
+    upright = [b for b in boxes if not b.rotated]
+    if words or not upright or not (s.ocr.page_pass and s.context.capture and run.detecting) or run.pool is None:
+        return None
+    return PageRead(run, image, upright, [table_crop_box(run, b, image.size) for b in upright])
+
+
 def store_table(
     run: Run, table: FoundTable, objects: list[dict[str, Any]], page_size: tuple[int, int], result: PageResult
 ) -> None:
     """Rebuild one table from its structure objects and write its files; list it on its page."""
     settle(table, result.timings)
     with stage_clock(result.timings, "reconstruct"):
-        record, html = build_table(run, table, objects, page_size)
+        record, html = build_table(run, table, objects, page_size, result.transform, result.normalisation)
     with stage_clock(result.timings, "storage"):
         keys = write_table(run.storage, table.crop, html, record)
     result.tables.append(manifest_entry(record, keys))

@@ -9,7 +9,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from PIL import Image
+
 from worker.contract import ErrorEntry, PageRecord, TableEntry
+from worker.contract.page_transform import PageTransformRecord
+from worker.core.page_transform import PageTransform
 from worker.engines import Engine, get_engine
 from worker.inputs import Document
 from worker.overlap import SubprocessPool
@@ -56,13 +60,21 @@ class PageResult:
     tables: list[TableEntry] = field(default_factory=list)
     errors: list[ErrorEntry] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    transform: PageTransform | None = None  # set when the page was normalised before detection
+    normalisation: PageTransformRecord | None = None
+    original: Image.Image | None = None  # the page as it came in, while its group runs (second_pass)
+    second_pass: int | None = None  # tables the recall fallback found on the page as it came in
 
     def record(self) -> PageRecord:
+        normalisation = self.normalisation
+        if normalisation is not None and self.second_pass is not None:
+            normalisation = normalisation.model_copy(update={"second_pass_tables": self.second_pass})
         return PageRecord(
             page=self.page,
             tables=self.tables,
             errors=self.errors,
             timings={k: round(v, 4) for k, v in self.timings.items()},
+            normalisation=normalisation,
         )
 
     def add_time(self, stage: str, seconds: float) -> None:

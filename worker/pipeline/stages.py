@@ -3,15 +3,16 @@ can bring their own and torch is imported only when real models load."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from PIL import Image
 
-from worker.core.types import Word
+from worker.core.totals import Reading
+from worker.core.types import BBox, Word
 from worker.engines import LEGACY_ENGINE, Detector, Predictor, get_engine, resolve_engine
-from worker.engines.ocr import load_ocr_engine
+from worker.engines.ocr import OcrEngine, load_ocr_engine
 from worker.overlap import torch_threads
 from worker.settings import Settings
 
@@ -27,11 +28,18 @@ class Stages:
     ocr: Callable[[Image.Image], list[Word]]
     threads: Callable[[int], None] | None = None  # sets torch's thread count (see process_pages)
     engine: str = LEGACY_ENGINE  # the registered engine (worker.engines) whose raw output `structure` emits
+    ocr_engine: OcrEngine | None = None  # what `ocr` reads with, for the manifest (None: a test's reader)
+    # second reader of single cells for OCR'd totals that do not add up; None: the `read_cells` of
+    # the OCR engine OCR__CELL_READER names (worker.engines.ocr), loaded when first needed
+    cell_reader: Callable[[Image.Image, Sequence[BBox]], list[Reading | None]] | None = None
 
     def models(self) -> dict[str, Any]:
         out = {"structure": _model_entry(self.structure)}
         if self.detector is not None:
             out["detection"] = _model_entry(self.detector)
+        if self.ocr_engine is not None:
+            out["ocr"] = {"id": self.ocr_engine.name, "revision": self.ocr_engine.version}
+            out |= getattr(self.ocr_engine, "weights", {})  # pinned OCR model files with their sha256 (PP-OCR)
         return out
 
 
@@ -46,6 +54,8 @@ def load_stages(settings: Settings, tables: str = "detect", engine: str | None =
     OCR engine of the `ocr` group; lazily imported: torch and onnxruntime live in models/."""
     chosen, _ = resolve_engine(engine or settings.models.engine, settings)
     chosen = get_engine(chosen.name)
-    ocr = load_ocr_engine(settings.ocr, settings.inputs.dpi)
+    ocr = load_ocr_engine(settings.ocr, settings.inputs.dpi, settings.models)
     loaded = chosen.load(settings, tables == "detect", torch_threads(settings))
-    return Stages(loaded.structure, loaded.detector, ocr.read, threads=loaded.threads, engine=chosen.name)
+    return Stages(
+        loaded.structure, loaded.detector, ocr.read, threads=loaded.threads, engine=chosen.name, ocr_engine=ocr
+    )

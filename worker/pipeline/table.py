@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PIL import Image
 
 from worker.contract import TableRecord
+from worker.contract.page_transform import PageTransformRecord
 from worker.core.captions import Context
 from worker.core.detections import TableBox, rotate_words_clockwise, words_in_crop
 from worker.core.flags import complexity_flags
 from worker.core.html_out import grid_to_html
+from worker.core.page_transform import PageTransform
 from worker.core.types import Word
 from worker.outputs import table_record
 from worker.overlap import timed
+from worker.pipeline.numbers import check_numbers
 from worker.pipeline.run import Run
 
 
@@ -33,14 +36,25 @@ class FoundTable:
     context: Context | Future[tuple[Context, float]] | None = None
 
 
-def crop_table(
-    run: Run, page: int, index: int, box: TableBox, page_image: Image.Image, page_words: list[Word]
-) -> FoundTable:
-    """The table's crop and its words; OCR, when needed, starts in the pool (see `settle`)."""
+def table_crop_box(run: Run, box: TableBox, page_size: tuple[int, int]) -> tuple[int, int, int, int]:
+    """Where the table is cut from its page: the engine's crop of its box (the page in page mode)."""
     if not run.detecting:
-        crop_box = (0, 0, page_image.width, page_image.height)
-    else:
-        crop_box = run.engine.crop_box(box, page_image.size, run.settings)
+        return (0, 0, page_size[0], page_size[1])
+    return run.engine.crop_box(box, page_size, run.settings)
+
+
+def crop_table(
+    run: Run,
+    page: int,
+    index: int,
+    box: TableBox,
+    page_image: Image.Image,
+    page_words: list[Word],
+    ocr: Future[tuple[list[Word], float]] | None = None,
+) -> FoundTable:
+    """The table's crop and its words; OCR, when needed, starts in the pool (see `settle`), or is
+    `ocr`, the table's share of a page read already under way (worker.pipeline.page_ocr)."""
+    crop_box = table_crop_box(run, box, page_image.size)
     crop = page_image.crop(crop_box)
     inside = words_in_crop(page_words, crop_box)
     if box.rotated:
@@ -48,6 +62,8 @@ def crop_table(
         inside = rotate_words_clockwise(inside, crop_box[3] - crop_box[1])
     if inside:
         return FoundTable(page, index, box, crop_box, crop, inside, "text-layer")
+    if ocr is not None:
+        return FoundTable(page, index, box, crop_box, crop, ocr, "ocr")
     if run.pool is None:
         return FoundTable(page, index, box, crop_box, crop, run.stages.ocr(crop), "ocr")
     return FoundTable(page, index, box, crop_box, crop, run.pool.submit(timed, run.stages.ocr, crop), "ocr")
@@ -64,30 +80,58 @@ def settle(table: FoundTable, timings: dict[str, float]) -> None:
 
 
 def build_table(
-    run: Run, table: FoundTable, objects: list[dict[str, Any]], page_size: tuple[int, int]
+    run: Run,
+    table: FoundTable,
+    objects: list[dict[str, Any]],
+    page_size: tuple[int, int],
+    transform: PageTransform | None = None,
+    normalisation: PageTransformRecord | None = None,
 ) -> tuple[TableRecord, str]:
-    """Grid, HTML, flags and serialisations of one settled table: its record and its HTML."""
+    """Grid, HTML, flags and serialisations of one settled table: its record and its HTML.
+
+    On a normalised page (`transform`), the table's box and the page size go back to the page
+    as it came in; the crop, its box and the cells stay on the normalised page the models saw."""
     assert not isinstance(table.words, Future) and not isinstance(table.context, Future), "settle() first"
     built = run.engine.build_grid(objects, table.words, table.crop, run.dpi, run.settings)
-    grid = built.grid
-    flags = complexity_flags(grid, rotated=table.box.rotated, words=table.words, rules=run.settings.flags.rules())
+    numbers = check_numbers(
+        built.grid,
+        text_source=table.text_source,
+        words=table.words,
+        crop=table.crop,
+        stages=run.stages,
+        settings=run.settings,
+        dpi=run.dpi,
+        caption=table.context.caption if table.context else "",
+        notes=list(table.context.notes) if table.context else [],
+    )
+    grid = numbers.grid
+    flags = complexity_flags(
+        grid,
+        rotated=table.box.rotated,
+        words=table.words,
+        rules=run.settings.flags.rules(),
+        totals_mismatches=numbers.mismatches,
+    )
     record = table_record(
         doc_id=run.doc_id,
         page=table.page,
         index=table.index,
         dpi=run.dpi,
-        box=table.box,
+        box=table.box if transform is None else replace(table.box, bbox=transform.box_to_original(table.box.bbox)),
         crop_box=table.crop_box,
         crop_size=table.crop.size,
         text_source=table.text_source,
         grid=grid,
         flags=flags,
         context=table.context,
-        page_size=page_size,
+        page_size=page_size if transform is None else transform.original_size,
         structure=built.structure,
         words=table.words,
         lines=built.lines,
         tokens=built.tokens,
         engine=run.stages.engine,
+        totals=numbers.totals,
+        text_repairs=numbers.repairs,
+        page_transform=normalisation,
     )
     return record, grid_to_html(grid)

@@ -25,6 +25,7 @@ from worker.settings import Settings, get_settings
 DOCUMENT_TASK = "tablesight.document"
 PAGES_TASK = "tablesight.pages"
 VISION_TASKS = "tablesight.vision.*"
+CALLBACK_TASK = "tablesight.callback"  # the end-of-job callback POST (worker.queue.callback_tasks)
 LOG_FORMAT = "%(asctime)s %(levelname)s %(processName)s %(name)s%(task)s %(message)s"
 
 
@@ -82,6 +83,7 @@ def celery_config(s: Settings) -> dict[str, Any]:
             DOCUMENT_TASK: {"queue": s.queue.docs},
             PAGES_TASK: {"queue": s.queue.pages},
             VISION_TASKS: {"queue": s.queue.vision},
+            CALLBACK_TASK: {"queue": s.queue.docs},
         },
         "worker_hijack_root_logger": True,
         "worker_log_format": LOG_FORMAT,
@@ -124,7 +126,7 @@ def make_app(settings: Settings | None = None, *, worker: bool = False) -> Celer
     settings = settings or get_settings()
     app = Celery(
         "tablesight",
-        include=["worker.queue.tasks", "worker.queue.vision_tasks"] if worker else [],
+        include=["worker.queue.tasks", "worker.queue.vision_tasks", "worker.queue.callback_tasks"] if worker else [],
         set_as_current=worker,
     )
     app.conf.update(celery_config(settings))

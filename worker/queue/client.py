@@ -28,7 +28,8 @@ from worker.engines import queue_engine
 from worker.errors import TablesightError
 from worker.inputs import parse_page_ranges
 from worker.queue.app import DOCUMENT_TASK, make_app
-from worker.queue.finish import fail_job, job_manifest_key
+from worker.queue.callbacks import check_url
+from worker.queue.finish import fail_job, job_manifest_key, queue_callback
 from worker.queue.state import TERMINAL, JobState, options_hash, valid_job_id
 from worker.settings import Settings, get_settings
 from worker.storage import Storage, storage_for
@@ -80,6 +81,15 @@ def normalise_options(options: dict[str, Any] | None, settings: Settings) -> dic
     return {"dpi": dpi, "pages": pages, "tables": tables, "engine": engine}
 
 
+def check_callback(url: str, settings: Settings) -> None:
+    """Refuse (CallbackRefused, a ValueError) a callback this deployment will not send."""
+    if not settings.api.callback_secret:
+        from worker.queue.callbacks import CallbackRefused
+
+        raise CallbackRefused("callbacks need TABLESIGHT_API_CALLBACK_SECRET set (they are signed)")
+    check_url(url, settings.api.callback_hosts)
+
+
 class JobClient:
     """Talks to the job state in Redis, the storage and the broker named by `settings`."""
 
@@ -113,23 +123,38 @@ class JobClient:
         *,
         name: str | None = None,
         force: bool = False,
+        callback_url: str | None = None,
+        sha256: str | None = None,
     ) -> str:
-        """Upload the input and queue its job; returns the job id (an existing one for a duplicate)."""
+        """Upload the input and queue its job; returns the job id (an existing one for a duplicate).
+
+        A path is hashed and uploaded in blocks (`sha256` skips the hashing when the caller
+        already has it), so large files are never held in memory. `callback_url` gets a signed
+        POST when the job ends (worker.queue.callbacks); a duplicate's job gets it too."""
         from worker.outputs import doc_id_for
 
         opts = normalise_options(options, self.settings)
+        if callback_url:
+            check_callback(callback_url, self.settings)
+        data: bytes | None = None
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             data = bytes(path_or_bytes)
             name = name or "document"
+            size = len(data)
+            sha256 = hashlib.sha256(data).hexdigest()
+            path = None
         else:
             path = Path(path_or_bytes)
-            data = path.read_bytes()  # FileNotFoundError etc. are the caller's to report
+            size = path.stat().st_size  # FileNotFoundError etc. are the caller's to report
             name = name or path.name
-        sha256 = hashlib.sha256(data).hexdigest()
+            if sha256 is None:
+                with path.open("rb") as fh:
+                    sha256 = hashlib.file_digest(fh, "sha256").hexdigest()
         ohash = options_hash(opts)
         if not force:
             existing = self._reusable_job(sha256, ohash)
             if existing:
+                self._attach_callback(existing, callback_url)
                 return existing
         job_id = uuid.uuid4().hex
         doc_id = doc_id_for(sha256)
@@ -148,18 +173,21 @@ class JobClient:
             "pages_failed": 0,
             "created_at": utc_now_iso(),
             "created_ts": f"{time.time():.3f}",
-            "size": len(data),
+            "size": size,
         }
+        if callback_url:
+            job.update(callback_url=callback_url, callback_state="pending", callback_attempts=0)
         self.state.create(job_id, job)  # before the dedup key, so a racing client finds a live job
         holder = self.state.remember(sha256, ohash, job_id, replace=force)
         if holder != job_id:
             if self._active_or_done(holder):  # another client enqueued the same document a moment ago
                 self.state.r.delete(self.state.key(job_id))
+                self._attach_callback(holder, callback_url)
                 return holder
             self.state.remember(sha256, ohash, job_id, replace=True)
-        if len(data) > self.settings.inputs.max_file_bytes:  # refused here, not uploaded: failed at once
+        if size > self.settings.inputs.max_file_bytes:  # refused here, not uploaded: failed at once
             reason = (
-                f"file is {len(data)} bytes, over the limit of {self.settings.inputs.max_file_bytes} "
+                f"file is {size} bytes, over the limit of {self.settings.inputs.max_file_bytes} "
                 "(TABLESIGHT_MAX_FILE_BYTES)"
             )
             fail_job(self, job, reason, _log)
@@ -167,7 +195,10 @@ class JobClient:
         try:
             input_key = str(job["input_key"])
             if not self.storage.exists(input_key):
-                self.storage.put_bytes(input_key, data, "application/octet-stream")
+                if data is not None:
+                    self.storage.put_bytes(input_key, data, "application/octet-stream")
+                else:
+                    self.storage.put_file(input_key, str(path), "application/octet-stream")
             self.app.send_task(DOCUMENT_TASK, args=(job_id,), task_id=f"{job_id}.doc")
         except Exception as exc:
             self.state.forget(sha256, ohash, job_id)
@@ -177,13 +208,34 @@ class JobClient:
             raise
         return job_id
 
+    def _attach_callback(self, job_id: str, callback_url: str | None) -> None:
+        """A duplicate submission's callback: added to the live job (one callback per job), or
+        sent now when that job has already ended."""
+        if not callback_url:
+            return
+        key = self.state.key(job_id)
+        if not self.state.r.hsetnx(key, "callback_url", callback_url):
+            return  # the job already calls back somewhere; the first URL wins
+        self.state.update(job_id, callback_state="pending", callback_attempts=0)
+        job = self.state.get(job_id) or {}
+        if job.get("status") in TERMINAL:
+            queue_callback(self.app, job_id, _log)
+
+    def cancel(self, job_id: str, *, remove: bool = False) -> dict[str, Any]:
+        """Cancel a queued or running job (worker.queue.cancel); returns its status."""
+        from worker.queue.cancel import cancel_job
+
+        if not valid_job_id(job_id):
+            raise JobNotFound(f"not a job id: {job_id[:40]!r}")
+        return cancel_job(self, job_id, remove=remove, log=_log)
+
     def _reusable_job(self, sha256: str, ohash: str) -> str | None:
         job_id = self.state.find_duplicate(sha256, ohash)
         return job_id if job_id and self._active_or_done(job_id) else None
 
     def _active_or_done(self, job_id: str) -> bool:
         job = self.state.get(job_id)
-        return job is not None and job.get("status") != "failed"
+        return job is not None and job.get("status") not in ("failed", "cancelled")
 
     def status(self, job_id: str) -> dict[str, Any]:
         """The job's state with per-page progress (JobNotFound if unknown or expired)."""
@@ -217,6 +269,14 @@ class JobClient:
         out["errors"] = [{"page": p, "reason": i["error"]} for p, i in pages.items() if i.get("error")]
         if out["reason"] and not out["errors"]:
             out["errors"] = [{"reason": out["reason"]}]
+        if job.get("callback_url"):
+            out["callback"] = {
+                "url": job["callback_url"],
+                "state": job.get("callback_state") or "pending",
+                "attempts": int(job.get("callback_attempts") or 0),
+                "last_error": job.get("callback_error") or None,
+                "delivered_at": job.get("callback_at") or None,
+            }
         out["manifest"] = (
             self.storage.location(job_manifest_key(job["doc_id"], job_id))
             if job.get("status") in TERMINAL and job.get("manifest_key")
@@ -322,3 +382,7 @@ def request_read(table_id: str, **kwargs: Any) -> str:
 
 def wait_read(task_id: str, timeout: float | None = None) -> dict[str, Any]:
     return default_client().wait_read(task_id, timeout)
+
+
+def cancel(job_id: str, *, remove: bool = False) -> dict[str, Any]:
+    return default_client().cancel(job_id, remove=remove)

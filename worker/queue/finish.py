@@ -15,10 +15,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, cast
 
 from worker.contract import ErrorEntry, Manifest, PageRecord, PageState
-from worker.logical_tables import attach_logical_tables
 from worker.outputs import build_manifest, manifest_key, page_key
 from worker.queue.runtime import Runtime
 from worker.queue.state import TERMINAL, JobState
+from worker.retrieval.logical_tables import attach_logical_tables
 from worker.storage import Storage, StorageError
 from worker.timestamps import utc_now_iso
 
@@ -124,7 +124,7 @@ def finalise(rt: Runtime, job_id: str, token: str, log: logging.LoggerAdapter[lo
         manifest = Manifest.model_validate(linked)
     _write_manifest(rt, job["doc_id"], job_id, manifest)
     reason = "; ".join(e.reason for e in manifest.errors[:3])
-    rt.state.transition(
+    ended = rt.state.transition(
         job_id,
         ACTIVE,
         manifest.status,
@@ -133,6 +133,8 @@ def finalise(rt: Runtime, job_id: str, token: str, log: logging.LoggerAdapter[lo
         manifest_key=job_manifest_key(job["doc_id"], job_id),
         reason=reason,
     )
+    if ended:
+        _callback_if_any(rt, job_id, log)
     log.info(
         "job %s: %d page(s), %d table(s), %d error(s)",
         manifest.status,
@@ -172,6 +174,28 @@ def fail_job(
         where = ""
     if rt.state.transition(job_id, ACTIVE, "failed", reason=reason, finished_at=utc_now_iso(), manifest_key=where):
         log.warning("job failed: %s", reason)
+        _callback_if_any(rt, job_id, log)
+
+
+def queue_callback(app: Any, job_id: str, log: logging.LoggerAdapter[logging.Logger]) -> None:
+    """Queue the job's end-of-job callback, when it has one (best effort: the job has ended
+    either way, and `callback_state` stays `pending` for anyone looking)."""
+    from worker.queue.app import CALLBACK_TASK
+
+    try:
+        app.send_task(CALLBACK_TASK, args=(job_id,), task_id=f"{job_id}.callback")
+    except Exception as exc:  # noqa: BLE001 - the broker is gone; the job state says pending
+        log.error("could not queue the callback: %s", exc)
+
+
+def _callback_if_any(rt: Runtime | StateAndStore, job_id: str, log: logging.LoggerAdapter[logging.Logger]) -> None:
+    job = rt.state.get(job_id) or {}
+    if not job.get("callback_url"):
+        return
+    client_app = getattr(rt, "app", None)
+    if client_app is None:
+        from worker.queue.app import app as client_app
+    queue_callback(client_app, job_id, log)
 
 
 def _write_manifest(rt: Runtime | StateAndStore, doc_id: str, job_id: str, manifest: Manifest) -> None:

@@ -27,10 +27,19 @@ from redis.retry import Retry
 from worker.settings import Settings
 from worker.timestamps import utc_now_iso
 
-STATES = ("queued", "running", "complete", "partial", "failed")
-TERMINAL = frozenset({"complete", "partial", "failed"})
+STATES = ("queued", "running", "complete", "partial", "failed", "cancelled")
+TERMINAL = frozenset({"complete", "partial", "failed", "cancelled"})
 _JSON_FIELDS = ("options", "page_list", "models")
-_INT_FIELDS = ("pages_total", "pages_done", "pages_failed", "page_count", "tables", "force")
+_INT_FIELDS = (
+    "pages_total",
+    "pages_done",
+    "pages_failed",
+    "page_count",
+    "tables",
+    "force",
+    "callback_attempts",
+    "cancel_remove",
+)
 _JOB_ID = re.compile(r"^[0-9a-f]{32}$")
 
 # KEYS: job, done, pages, attempts. ARGV: page, info JSON, failed (0/1), ttl.

@@ -28,6 +28,7 @@ from worker.errors import InputError, TablesightError
 from worker.inputs import parse_page_ranges
 from worker.outputs import page_key
 from worker.queue.app import DOCUMENT_TASK, PAGES_TASK, app
+from worker.queue.cancel import remove_after_stop, stop_at_boundary
 from worker.queue.finish import fail_job, finalise, finish_page
 from worker.queue.runtime import Runtime, runtime, shutdown
 from worker.queue.state import TERMINAL, options_hash
@@ -285,7 +286,7 @@ def _run(task: Task, rt: Runtime, job: dict[str, Any], todo: list[int], finished
     from worker.pipeline import process_pages
 
     since = time.perf_counter()
-    for result in process_pages(
+    results = process_pages(
         doc,
         run,
         doc_id=job["doc_id"],
@@ -294,22 +295,33 @@ def _run(task: Task, rt: Runtime, job: dict[str, Any], todo: list[int], finished
         settings=s,
         dpi=int(job["options"]["dpi"]),
         record_extra=marker,
-    ):
-        # wall time for this page (stage timings overlap: the pipeline runs some of them on threads)
-        seconds, since = time.perf_counter() - since, time.perf_counter()
-        error = "; ".join(e.reason for e in result.errors) or None
-        counted, done, total = finish_page(
-            rt, job_id, result.page, worker=host, tables=len(result.tables), seconds=seconds
-        )
-        finished.add(result.page)
-        job_log(job_id, [result.page]).info(
-            "%d table(s) in %.2f s%s; %d/%d page(s) done",
-            len(result.tables),
-            seconds,
-            f" ({error})" if error else "",
-            done,
-            total,
-        )
+    )
+    stopped = None
+    try:
+        for result in results:
+            # wall time for this page (stage timings overlap: the pipeline runs some of them on threads)
+            seconds, since = time.perf_counter() - since, time.perf_counter()
+            error = "; ".join(e.reason for e in result.errors) or None
+            counted, done, total = finish_page(
+                rt, job_id, result.page, worker=host, tables=len(result.tables), seconds=seconds
+            )
+            finished.add(result.page)
+            job_log(job_id, [result.page]).info(
+                "%d table(s) in %.2f s%s; %d/%d page(s) done",
+                len(result.tables),
+                seconds,
+                f" ({error})" if error else "",
+                done,
+                total,
+            )
+            stopped = stop_at_boundary(rt.state, job_id)
+            if stopped:
+                log.info("job cancelled: stopping after page %d", result.page)
+                break
+    finally:
+        getattr(results, "close", lambda: None)()  # pages in flight finish writing before this returns
+    if stopped == "remove":
+        remove_after_stop(rt.storage, job["doc_id"], run)
 
 
 def _stand_in_pages(
@@ -324,6 +336,11 @@ def _stand_in_pages(
         _, done, total = finish_page(rt, job_id, p, worker=host, tables=0)
         finished.add(p)
         job_log(job_id, [p]).info("stand-in page stored; %d/%d page(s) done", done, total)
+        stopped = stop_at_boundary(rt.state, job_id)
+        if stopped:
+            if stopped == "remove":
+                remove_after_stop(rt.storage, job["doc_id"], run)
+            break
 
 
 def _stored_page_tables(storage: Storage, doc_id: str, page: int, marker: dict[str, Any]) -> int | None:

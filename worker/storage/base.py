@@ -48,6 +48,15 @@ class Storage(ABC):
     def list(self, prefix: str) -> list[str]:
         """Keys under `prefix/`, sorted."""
 
+    def delete(self, key: str) -> bool:
+        """Remove one object; True when it existed (deleting a missing key is not an error)."""
+        raise StorageError(f"{type(self).__name__} cannot delete")
+
+    def put_file(self, key: str, path: str, content_type: str = "application/octet-stream") -> None:
+        """Store a local file without holding it in memory (backends stream it; this default reads it)."""
+        with open(path, "rb") as fh:
+            self.put_bytes(key, fh.read(), content_type)
+
     def documents(self) -> builtins.list[str]:
         """Top-level names that hold a `manifest.json` (every stored document), sorted."""
         raise StorageError(f"{type(self).__name__} cannot list documents")

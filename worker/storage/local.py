@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -31,6 +32,39 @@ class LocalStorage(Storage):
                 raise
         except OSError as exc:
             raise StorageError(f"cannot write {path}: {exc.strerror or exc}", transient=False) from exc
+
+    def put_file(self, key: str, path: str, content_type: str = "application/octet-stream") -> None:
+        """Copied in blocks to a temporary file beside the target, then renamed into place."""
+        target = self._path(key)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as out, open(path, "rb") as src:
+                    shutil.copyfileobj(src, out, 1024 * 1024)
+                os.replace(tmp, target)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            raise StorageError(f"cannot write {target}: {exc.strerror or exc}", transient=False) from exc
+
+    def delete(self, key: str) -> bool:
+        path = self._path(key)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise StorageError(f"cannot delete {path}: {exc.strerror or exc}") from exc
+        for parent in path.parents:  # empty folders go too, up to the store's root
+            if parent == self.root or not parent.is_relative_to(self.root):
+                break
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+        return True
 
     def get_bytes(self, key: str) -> bytes:
         path = self._path(key)

@@ -99,6 +99,25 @@ class S3Storage(Storage):
         except Exception as exc:
             raise _storage_error(exc, f"cannot write {self._url(full)}") from exc
 
+    def put_file(self, key: str, path: str, content_type: str = "application/octet-stream") -> None:
+        """boto3's managed upload: read in parts (multipart above 8 MiB), never whole in memory."""
+        full = self._key(key)
+        try:
+            self.client.upload_file(str(path), self.bucket, full, ExtraArgs={"ContentType": content_type})
+        except Exception as exc:
+            if type(exc).__name__ == "S3UploadFailedError":  # boto3's wrapper of the part that failed
+                raise StorageError(f"cannot write {self._url(full)}: {exc}", transient=True) from exc
+            raise _storage_error(exc, f"cannot write {self._url(full)}") from exc
+
+    def delete(self, key: str) -> bool:
+        full = self._key(key)
+        try:
+            existed = self.exists(key)
+            self.client.delete_object(Bucket=self.bucket, Key=full)
+        except Exception as exc:
+            raise _storage_error(exc, f"cannot delete {self._url(full)}") from exc
+        return existed
+
     def get_bytes(self, key: str) -> bytes:
         full = self._key(key)
         try:

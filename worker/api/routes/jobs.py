@@ -19,13 +19,13 @@ from worker.api.uploads import Upload, UploadedFile, read_upload, upload_folder
 from worker.errors import InputError
 from worker.inputs import open_document, sniff_kind
 from worker.outputs import doc_id_for
-from worker.queue.client import JobClient, JobNotFinished, JobNotFound, normalise_options
+from worker.queue.client import JobClient, JobNotFinished, JobNotFound, check_callback, normalise_options
 from worker.queue.state import TERMINAL
 
 router = APIRouter(prefix="/v1", tags=["jobs"], dependencies=[Depends(deps.require_caller)])
 
 MAX_WAIT = 300.0  # seconds `?wait=` may hold a request open
-FIELDS = ("pages", "dpi", "tables", "force")
+FIELDS = ("pages", "dpi", "tables", "force", "callback_url")
 
 _UPLOAD_BODY = {
     "required": True,
@@ -48,6 +48,12 @@ _UPLOAD_BODY = {
                         "description": "detect: find tables; page: each page is one table crop",
                     },
                     "force": {"type": "boolean", "description": "run again even if the same document was done"},
+                    "callback_url": {
+                        "type": "string",
+                        "format": "uri",
+                        "description": "gets a signed POST when each job ends (host must be in "
+                        "TABLESIGHT_API_CALLBACK_HOSTS; see docs/service.md)",
+                    },
                 },
             }
         }
@@ -71,7 +77,7 @@ def public_status(client: JobClient, job_id: str) -> dict[str, Any]:
     return st
 
 
-def _options(fields: dict[str, str], client: JobClient) -> tuple[dict[str, Any], bool]:
+def _options(fields: dict[str, str], client: JobClient) -> tuple[dict[str, Any], bool, str | None]:
     unknown = sorted(set(fields) - set(FIELDS))
     if unknown:
         raise ApiError(422, f"unknown form field(s) {unknown}; known: file, {', '.join(FIELDS)}")
@@ -83,11 +89,14 @@ def _options(fields: dict[str, str], client: JobClient) -> tuple[dict[str, Any],
         if not fields["dpi"].isdigit():
             raise ApiError(422, f"dpi must be an integer, not {fields['dpi'][:20]!r}")
         options["dpi"] = int(fields["dpi"])
+    callback = fields.get("callback_url") or None
     try:
         normalise_options(options, client.settings)
+        if callback:
+            check_callback(callback, client.settings)
     except ValueError as exc:
         raise ApiError(422, str(exc)) from None
-    return options, force_text in ("1", "true", "yes", "on")
+    return options, force_text in ("1", "true", "yes", "on"), callback
 
 
 def _check_file(entry: UploadedFile, client: JobClient) -> None:
@@ -102,12 +111,16 @@ def _check_file(entry: UploadedFile, client: JobClient) -> None:
         raise ApiError(422, f"{entry.filename}: {exc.reason}") from None
 
 
-def _enqueue_all(upload: Upload, options: dict[str, Any], force: bool, client: JobClient) -> list[dict[str, Any]]:
+def _enqueue_all(
+    upload: Upload, options: dict[str, Any], force: bool, callback: str | None, client: JobClient
+) -> list[dict[str, Any]]:
     for entry in upload.files:
         _check_file(entry, client)
     out = []
     for entry in upload.files:
-        job_id = client.enqueue(entry.path, options, name=entry.filename, force=force)
+        job_id = client.enqueue(
+            entry.path, options, name=entry.filename, force=force, callback_url=callback, sha256=entry.sha256
+        )
         out.append({"job_id": job_id, "doc_id": doc_id_for(entry.sha256), "source": entry.filename})
     return out
 
@@ -133,8 +146,8 @@ async def create_jobs(
         upload = await read_upload(request, Path(folder))
         if not upload.files:
             raise ApiError(422, "no file: send one or more files as multipart field 'file' (curl -F file=@doc.pdf)")
-        options, force = _options(upload.fields, client)
-        jobs = await run_in_threadpool(_enqueue_all, upload, options, force, client)
+        options, force, callback = _options(upload.fields, client)
+        jobs = await run_in_threadpool(_enqueue_all, upload, options, force, callback, client)
     request.state.job_ids = [j["job_id"] for j in jobs]
     deadline = time.monotonic() + wait
     while True:

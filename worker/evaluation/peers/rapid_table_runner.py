@@ -6,17 +6,21 @@ from its bundled OCR (rapidocr_onnxruntime), or in text mode from the PDF's word
 rapid-table 1.0.3 imports torch at package import only for another model, so its modules are
 loaded without the package __init__ (torch is not installed here).
 
-Reads a job (JSON) on stdin, writes {"tables": {page: [{"bbox", "html"}]}, "failures": {}}.
+Reads a job (JSON) on stdin, writes {"tables": {page: [{"bbox", "html"}]}, "failures": {}, "timing":
+{"load_s", "page_s": [...]}} (timing: seconds to ready, then per page, for `tablesight bench --peers`).
 """
 
 import json
 import sys
 import sysconfig
+import time
 import types
 from pathlib import Path
 
-import cv2
-import numpy as np
+STARTED = time.perf_counter()  # before the peer's imports: its start-up is part of what a user pays
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
 
 SITE = Path(sysconfig.get_paths()["purelib"])
 
@@ -44,9 +48,12 @@ def main() -> None:
     detector = TableDetector(use_edge_det=False, use_cls_det=False)
     engine = _load_rapid_table()
     tables, failures = {}, {}
+    from PIL import Image
+
+    timing = {"load_s": time.perf_counter() - STARTED, "page_s": []}
     for page in job["pages"]:
         key = str(page)
-        from PIL import Image
+        t0 = time.perf_counter()
 
         rgb = np.array(Image.open(job["images"][key]).convert("RGB"))
         bgr = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
@@ -84,7 +91,8 @@ def main() -> None:
             tables[key] = out
         except Exception as exc:  # one page failing scores 0 there, the others still count
             failures[key] = f"{type(exc).__name__}: {exc}"[:300]
-    print(json.dumps({"tables": tables, "failures": failures}))
+        timing["page_s"].append(time.perf_counter() - t0)
+    print(json.dumps({"tables": tables, "failures": failures, "timing": timing}))
 
 
 if __name__ == "__main__":

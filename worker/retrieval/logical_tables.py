@@ -24,7 +24,7 @@ from worker.core.serialise import (
     serialisations,
 )
 from worker.core.types import TableGrid
-from worker.exports import export_record
+from worker.retrieval.exports import export_record
 from worker.storage.base import Storage, StorageError
 
 logger = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from worker.core.describe import describe_table
 from worker.storage.base import Storage
 
 if TYPE_CHECKING:
-    from worker.logical_tables import LogicalTable
+    from worker.retrieval.logical_tables import LogicalTable
     from worker.settings import Settings
 
 SUMMARY_PROMPT_VERSION = 1

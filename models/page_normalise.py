@@ -1,0 +1,290 @@
+"""Page normalisation before detection: orientation, deskew and (optionally) a flat background.
+
+A scanned page comes in turned (fed sideways or upside down), skewed by a degree or two, on
+grey or uneven paper. The detector, the structure model and the OCR all read upright,
+straight, white pages best, so the page is made so first, and the map back is kept
+(`worker.core.page_transform.PageTransform`): every stored box stays in the coordinates of the
+page as it came in.
+
+- Orientation: tesseract's orientation and script detection (`--psm 0`) on a reduced copy of
+  the page; a turn is applied only when tesseract is confident of it.
+- Skew: the angle that makes the horizontal projection of the ink sharpest. Text lines and
+  ruling lines both line up into peaks when straight; the sum of squared row counts is largest
+  there. A coarse search, a fine one, and a parabola through the best three give a tenth of a
+  degree on ordinary pages (tests/test_page_normalise.py).
+- Background: the page divided by a smooth estimate of its paper (grey, tinted or unevenly
+  lit paper becomes white; ink stays dark). Off by default: see docs/scans.md for what it does.
+
+numpy, PIL and the tesseract binary; plain data out.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image, ImageFilter
+
+from worker.core.page_transform import (
+    IDENTITY,
+    Affine,
+    PageTransform,
+    compose,
+    invert,
+    map_box,
+    quarter_turn,
+    rotation,
+    translation,
+)
+
+log = logging.getLogger(__name__)
+
+SKEW_WORK_SIDE = 1600  # the skew search runs on a copy this long (0.1 deg = 2.8 px over its width)
+OSD_WORK_SIDE = 1400  # tesseract's OSD reads a copy this long (its time grows with the pixels)
+MAX_INK_POINTS = 250_000
+LOCAL_PAPER_PX = 15  # window of the local paper estimate: wider than a stroke, narrower than a bar
+
+
+@dataclass(frozen=True)
+class NormaliseOptions:
+    """What normalisation does; the pipeline fills it from the settings' normalisation group."""
+
+    orientation: str = "projection"  # projection (ink profiles), osd (tesseract --psm 0) or off
+    deskew: bool = True
+    max_skew: float = 6.0  # degrees searched either way
+    min_skew: float = 0.3  # smaller angles are left alone (not worth a resampling: docs/scans.md)
+    osd_min_confidence: float = 1.5  # tesseract's orientation confidence needed to turn a page
+    osd_when_unsure: bool = True  # projection: ask tesseract's OSD when the ink ratio is near 1
+    background: bool = False
+    threads: int = 1
+
+
+@dataclass(frozen=True)
+class Normalised:
+    image: Image.Image
+    transform: PageTransform
+    skew_estimate: float  # degrees the content was found skewed by (counter-clockwise), before the fix
+    orientation_confidence: float | None
+
+
+def normalise_page(image: Image.Image, options: NormaliseOptions | None = None) -> Normalised:
+    """The page upright and straight, and the map from it back to `image`."""
+    options = options or NormaliseOptions()
+    original_size = image.size
+    to_norm: Affine = IDENTITY
+    turns, confidence = 0, None
+    if options.orientation == "osd":
+        turns, confidence = detect_orientation(
+            image, min_confidence=options.osd_min_confidence, threads=options.threads
+        )
+    elif options.orientation == "projection" and lines_run_vertically(image):
+        turns = 1  # upright or upside down is decided once the page is straight
+    if turns:
+        to_norm = quarter_turn(turns, image.width, image.height)
+        image = image.transpose(_TRANSPOSE[turns])
+    skew = 0.0
+    applied = 0.0
+    if options.deskew:
+        skew = estimate_skew(image, options.max_skew)
+        if abs(skew) >= options.min_skew:
+            image, m = rotate_expand(image, -skew)
+            to_norm = compose(to_norm, m)
+            applied = -skew
+    if options.orientation == "projection":
+        ratio = ascender_ratio(image)
+        confidence = round(abs(math.log(ratio)), 3) if ratio > 0 else None
+        if UPSIDE_DOWN_RATIO <= ratio < UPRIGHT_RATIO and options.osd_when_unsure:
+            osd_turns, confidence = detect_orientation(
+                image, min_confidence=options.osd_min_confidence, threads=options.threads
+            )
+            ratio = 0.5 if osd_turns == 2 else 2.0
+        if 0 < ratio < UPSIDE_DOWN_RATIO:
+            to_norm = compose(to_norm, quarter_turn(2, image.width, image.height))
+            image = image.transpose(Image.Transpose.ROTATE_180)
+            turns = (turns + 2) % 4
+    if options.background:
+        image = flatten_background(image)
+    transform = PageTransform(
+        to_original=invert(to_norm),
+        quarter_turns=turns,
+        skew=round(applied, 3),
+        scale=1.0,
+        size=image.size,
+        original_size=original_size,
+    )
+    return Normalised(image, transform, round(skew, 3), confidence)
+
+
+_TRANSPOSE = {1: Image.Transpose.ROTATE_90, 2: Image.Transpose.ROTATE_180, 3: Image.Transpose.ROTATE_270}
+# Latin text has more ink above its x-height band (capitals, digits, ascenders) than below its
+# baseline (descenders): on most dev pages 2-12 times as much upright and under 0.6 upside down;
+# pages of mostly numbers sit near 1 (1.15-1.34 upright, 0.74-0.87 upside down), and between
+# these two ratios tesseract's OSD decides (`osd_when_unsure`).
+UPSIDE_DOWN_RATIO = 0.8
+UPRIGHT_RATIO = 1.5
+
+
+def lines_run_vertically(image: Image.Image) -> bool:
+    """Whether the page's text lines run top to bottom (a page turned by 90 degrees): its ink
+    lines up more sharply into columns than into rows, at the best angle either way."""
+    ink, _ = _ink(image, SKEW_WORK_SIDE)
+    ys, xs = np.nonzero(ink)
+    if ys.size < 200:
+        return False
+    return _best_angle(xs, ys, ink.shape[::-1], 6.0)[1] > 1.15 * _best_angle(ys, xs, ink.shape, 6.0)[1]
+
+
+def ascender_ratio(image: Image.Image, strips: int = 4) -> float:
+    """Ink above the x-height band over ink below the baseline, summed over the text lines of
+    `strips` vertical strips of a straight page (0.0 when no line is found)."""
+    ink, _ = _ink(image, SKEW_WORK_SIDE)
+    h, w = ink.shape
+    above = below = 0.0
+    for s in range(strips):
+        profile = ink[:, s * w // strips : (s + 1) * w // strips].sum(axis=1).astype(np.float64)
+        on = profile > 0
+        edges = np.flatnonzero(np.diff(np.concatenate([[0], on.astype(np.int8), [0]])))
+        for a, b in zip(edges[::2], edges[1::2]):
+            if not 4 <= b - a <= 60:  # specks, rules and figures are not text lines
+                continue
+            band = profile[a:b]
+            core = np.flatnonzero(band >= 0.5 * band.max())
+            above += float(band[: core[0]].sum())
+            below += float(band[core[-1] + 1 :].sum())
+    if above + below == 0:
+        return 0.0
+    return (above + 1.0) / (below + 1.0)
+
+
+def rotate_expand(image: Image.Image, angle: float) -> tuple[Image.Image, Affine]:
+    """`image` rotated by `angle` degrees (counter-clockwise) into a canvas holding all of it,
+    filled with the paper's grey; the map from `image` onto the result."""
+    w, h = image.size
+    m = rotation(angle, w / 2, h / 2)
+    x0, y0, x1, y1 = map_box(m, (0.0, 0.0, float(w), float(h)))
+    size = (math.ceil(x1 - x0), math.ceil(y1 - y0))
+    m = compose(m, translation(-x0, -y0))
+    a, b, c, d, e, f = invert(m)  # PIL samples the source at the inverse map of each output pixel
+    fill = _paper(image)
+    out = image.transform(size, Image.Transform.AFFINE, (a, b, c, d, e, f), Image.Resampling.BICUBIC, fillcolor=fill)
+    return out, m
+
+
+def _paper(image: Image.Image) -> int | tuple[int, ...]:
+    """The page's paper colour: a high percentile of its pixels (most of a page is paper)."""
+    arr = np.asarray(image)
+    if arr.ndim == 2:
+        return int(np.percentile(arr[::4, ::4], 90))
+    return tuple(int(v) for v in np.percentile(arr[::4, ::4].reshape(-1, arr.shape[2]), 90, axis=0))
+
+
+def _ink(image: Image.Image, work_side: int) -> tuple[np.ndarray, float]:
+    """Ink mask of a reduced grey copy and the reduction factor. Ink is darker than the paper
+    around it (the lightest pixel within a few strokes), so text on a shaded box counts and the
+    inside of a solid bar or photo does not."""
+    grey = image.convert("L")
+    factor = min(1.0, work_side / max(grey.size))
+    if factor < 1.0:
+        grey = grey.resize(
+            (max(1, round(grey.width * factor)), max(1, round(grey.height * factor))), Image.Resampling.BOX
+        )
+    local = np.asarray(grey.filter(ImageFilter.MaxFilter(LOCAL_PAPER_PX)), dtype=np.float32)
+    arr = np.asarray(grey, dtype=np.float32)
+    return (arr < local * 0.65) & (arr < local - 40), factor
+
+
+def estimate_skew(image: Image.Image, max_angle: float = 6.0) -> float:
+    """Degrees the page's lines are rotated counter-clockwise by (0.0 when it cannot tell)."""
+    ink, _ = _ink(image, SKEW_WORK_SIDE)
+    ys, xs = np.nonzero(ink)
+    if ys.size < 200:
+        return 0.0
+    angle, sharpness, flat = _best_angle(ys, xs, ink.shape, max_angle)
+    return angle if sharpness > 1.02 * flat else 0.0  # no lines to line up: a photo, a blank page
+
+
+def _best_angle(ys: np.ndarray, xs: np.ndarray, shape: tuple[int, ...], max_angle: float) -> tuple[float, float, float]:
+    """The angle whose projection onto rows is sharpest, that sharpness (1.0 = ink spread
+    evenly over its rows) and the median sharpness over the angles searched."""
+    if ys.size > MAX_INK_POINTS:  # a fixed subsample: the same page gives the same angle
+        keep = np.random.default_rng(0).choice(ys.size, MAX_INK_POINTS, replace=False)
+        ys, xs = ys[keep], xs[keep]
+    xs_c = xs.astype(np.float64) - shape[1] / 2
+    ys_c = ys.astype(np.float64) - shape[0] / 2
+    span = int(math.hypot(shape[0], shape[1])) + 4
+
+    def sharpness(angle: float) -> float:
+        # content rotated counter-clockwise by `angle` lies on rows of y' = y cos + x sin
+        t = math.radians(angle)
+        proj = (ys_c * math.cos(t) + xs_c * math.sin(t) + span / 2).astype(np.int64)
+        counts = np.bincount(proj, minlength=span).astype(np.float64)
+        extent = int(proj.max() - proj.min() + 1)
+        return float(np.dot(counts, counts)) * extent / float(ys.size) ** 2
+
+    coarse = np.arange(-max_angle, max_angle + 1e-9, 0.2)
+    scores = np.array([sharpness(a) for a in coarse])
+    best = float(coarse[int(np.argmax(scores))])
+    fine = np.arange(best - 0.25, best + 0.25 + 1e-9, 0.025)
+    fine_scores = np.array([sharpness(a) for a in fine])
+    i = int(np.argmax(fine_scores))
+    angle = float(fine[i])
+    if 0 < i < len(fine) - 1:  # the peak of the parabola through the best three
+        s0, s1, s2 = fine_scores[i - 1 : i + 2]
+        denom = s0 - 2 * s1 + s2
+        if denom < 0:
+            angle += 0.025 * 0.5 * (s0 - s2) / denom
+    return angle, float(fine_scores[i]), float(np.median(scores))
+
+
+def detect_orientation(
+    image: Image.Image, *, min_confidence: float = 1.5, threads: int = 1
+) -> tuple[int, float | None]:
+    """Quarter turns (counter-clockwise) that make the page upright, and tesseract's
+    confidence; (0, None) when tesseract cannot tell (too little text)."""
+    grey = image.convert("L")
+    factor = min(1.0, OSD_WORK_SIDE / max(grey.size))
+    if factor < 1.0:
+        grey = grey.resize(
+            (max(1, round(grey.width * factor)), max(1, round(grey.height * factor))), Image.Resampling.LANCZOS
+        )
+    with tempfile.TemporaryDirectory(prefix="tess_osd_") as tmp:
+        src = os.path.join(tmp, "page.png")
+        grey.save(src, compress_level=1)
+        env = {**os.environ, "OMP_THREAD_LIMIT": str(max(1, threads))}
+        proc = subprocess.run(
+            ["tesseract", src, "stdout", "--psm", "0", "-l", "osd"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    text = proc.stdout + proc.stderr
+    rotate = re.search(r"Rotate:\s*(\d+)", text)
+    conf = re.search(r"Orientation confidence:\s*([\d.]+)", text)
+    if proc.returncode != 0 or not rotate or not conf:
+        log.debug("osd: no answer (%s)", " ".join(text.split())[:200])
+        return 0, None
+    confidence = float(conf.group(1))
+    degrees = int(rotate.group(1))  # clockwise turn that makes it upright
+    if confidence < min_confidence:
+        return 0, confidence
+    return (-(degrees // 90)) % 4, confidence
+
+
+def flatten_background(image: Image.Image) -> Image.Image:
+    """Grey page divided by a smooth estimate of its paper: grey, tinted or unevenly lit paper
+    becomes white while the ink keeps its contrast."""
+    grey = image.convert("L")
+    w, h = grey.size
+    small = grey.resize((max(1, w // 8), max(1, h // 8)), Image.Resampling.BOX)
+    paper = small.filter(ImageFilter.MaxFilter(7)).filter(ImageFilter.GaussianBlur(4))
+    bg = np.asarray(paper.resize((w, h), Image.Resampling.BILINEAR), dtype=np.float32)
+    out = np.asarray(grey, dtype=np.float32) / np.maximum(bg, 1.0) * 255.0
+    return Image.fromarray(np.clip(out, 0, 255).astype(np.uint8))

@@ -1,0 +1,163 @@
+"""PP-OCRv6 text recognition (SVTR encoder, CTC head): the characters of one text line.
+
+The model's contract, as PaddleOCR trains it: a BGR line image resized to height 48 at its
+aspect ratio, scaled to [-1, 1], right-padded with zeros to the batch's width, NCHW; out come
+per-frame class probabilities (softmax applied), one frame per 8 input columns. Class 0 is
+the CTC blank, classes 1..n the characters listed in the ONNX file's `character` metadata,
+and the last class a space. Greedy CTC decoding (best class per frame, repeats collapsed,
+blanks dropped) gives the text; the frames each character was read on are kept, so that
+words and their x positions can be recovered (models.ppocr.words).
+
+Cost grows with the padded width of a batch, so lines are sorted by width and batched with
+lines of similar width (`batch_size` at most, and a batch is cut where the widest line would
+pad the others by more than `max_pad`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+HEIGHT = 48
+FRAME_PX = 8  # input columns per output frame
+BLANK = 0
+# The dictionary is multilingual (18,708 characters, most of them CJK). Tables in Latin-script
+# languages gain nothing from the CJK classes and lose to them: a lone "±" read as "十".
+# Without `cjk`, decoding considers only characters below the CJK blocks (U+2E80 onward:
+# radicals, kana, hangul, ideographs, full-width forms): Latin, Greek, Cyrillic, digits,
+# punctuation and symbols stay.
+CJK_START = 0x2E80
+
+
+@dataclass(frozen=True, slots=True)
+class Glyph:
+    """One decoded character: its text, probability, and the frames [first, last] it was read on."""
+
+    char: str
+    prob: float
+    first: int
+    last: int
+
+
+@dataclass(frozen=True, slots=True)
+class LineRead:
+    """A recognised line: its glyphs, and how many crop pixels one frame spans."""
+
+    glyphs: tuple[Glyph, ...]
+    frame_px: float  # crop pixels per output frame
+
+    @property
+    def text(self) -> str:
+        return "".join(g.char for g in self.glyphs)
+
+    @property
+    def score(self) -> float:
+        """Mean probability of the glyphs (0 for an empty read), as PaddleOCR scores a line."""
+        return float(np.mean([g.prob for g in self.glyphs])) if self.glyphs else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class RecogniseConfig:
+    batch_size: int = 8
+    max_pad: float = 1.5  # a batch's widest line at most this times the narrowest's width
+    max_width: int = 3200  # longest resized line (px at height 48); longer ones are squeezed
+    cjk: bool = False  # also decode CJK characters (see CJK_START)
+
+
+class TextRecogniser:
+    """The CTC recogniser on one onnxruntime session, with the dictionary from its metadata."""
+
+    def __init__(
+        self, path: Path, threads: int = 0, device: str = "cpu", config: RecogniseConfig | None = None
+    ) -> None:
+        import onnx
+
+        from models.embedded.session import open_session
+
+        self.config = config or RecogniseConfig()
+        model = onnx.load(str(path))
+        meta = {p.key: p.value for p in model.metadata_props}
+        if "character" not in meta:
+            raise ValueError(f"{path} carries no character list in its metadata")
+        characters = ["", *meta["character"].split("\n"), " "]
+        keep = [i for i, c in enumerate(characters) if i == BLANK or self.config.cjk or ord(c[:1] or " ") < CJK_START]
+        if len(keep) < len(characters):
+            _keep_classes(model, len(characters), keep)
+        self.characters = [characters[i] for i in keep]  # index = the (pruned) model's class
+        self.session = open_session(model.SerializeToString(), threads=threads, device=device)
+        self.input_name = self.session.get_inputs()[0].name
+
+    def read(self, crops: list[np.ndarray]) -> list[LineRead]:
+        """Read each (h, w, 3) uint8 line crop; results in the order of `crops`."""
+        cfg = self.config
+        widths = [self._resized_width(c) for c in crops]
+        order = sorted(range(len(crops)), key=lambda i: widths[i])
+        out: list[LineRead | None] = [None] * len(crops)
+        start = 0
+        while start < len(order):
+            end = start + 1
+            while (
+                end < len(order)
+                and end - start < cfg.batch_size
+                and widths[order[end]] <= cfg.max_pad * max(widths[order[start]], HEIGHT)
+            ):
+                end += 1
+            batch = order[start:end]
+            probs = self._run([crops[i] for i in batch], [widths[i] for i in batch])
+            for row, i in enumerate(batch):
+                frames = math.ceil(widths[i] / FRAME_PX)
+                out[i] = LineRead(self._decode(probs[row, :frames]), frame_px=crops[i].shape[1] / widths[i] * FRAME_PX)
+            start = end
+        return [r for r in out if r is not None]
+
+    def _resized_width(self, crop: np.ndarray) -> int:
+        h, w = crop.shape[:2]
+        return max(FRAME_PX, min(self.config.max_width, math.ceil(HEIGHT * w / max(h, 1))))
+
+    def _run(self, crops: list[np.ndarray], widths: list[int]) -> np.ndarray:
+        padded = math.ceil(max(widths) / FRAME_PX) * FRAME_PX
+        batch = np.zeros((len(crops), 3, HEIGHT, padded), dtype=np.float32)
+        for row, (crop, width) in enumerate(zip(crops, widths)):
+            line = Image.fromarray(crop).resize((width, HEIGHT), Image.Resampling.BILINEAR)
+            bgr = np.asarray(line, dtype=np.float32)[:, :, ::-1]
+            batch[row, :, :, :width] = ((bgr / 255.0 - 0.5) / 0.5).transpose(2, 0, 1)
+        (probs,) = self.session.run(None, {self.input_name: batch})
+        return np.asarray(probs)
+
+    def _decode(self, probs: np.ndarray) -> tuple[Glyph, ...]:
+        """Greedy CTC over (frames, classes): each run of one non-blank class is a glyph."""
+        best = probs.argmax(axis=1)
+        conf = probs.max(axis=1)
+        glyphs = []
+        t = 0
+        while t < best.size:
+            cls, first = int(best[t]), t
+            while t + 1 < best.size and best[t + 1] == cls:
+                t += 1
+            if cls != BLANK:
+                glyphs.append(Glyph(self.characters[cls], float(conf[first : t + 1].max()), first, t))
+            t += 1
+        return tuple(glyphs)
+
+
+def _keep_classes(model: Any, n_classes: int, keep: list[int]) -> None:
+    """Cut the CTC head (the last linear layer: weight (d, n_classes), bias (n_classes,)) down
+    to the classes `keep`, in place. The softmax then runs over those alone: the same best
+    class among them as masking the full output, with ~1/10 of the head's work and output."""
+    from onnx import numpy_helper
+
+    head = [t for t in model.graph.initializer if t.dims and t.dims[-1] == n_classes]
+    if len(head) != 2:
+        raise ValueError(f"expected the CTC head's weight and bias over {n_classes} classes, found {len(head)}")
+    index = np.asarray(keep)
+    for tensor in head:
+        tensor.CopyFrom(numpy_helper.from_array(np.take(numpy_helper.to_array(tensor), index, axis=-1), tensor.name))
+    for value in model.graph.output:
+        dims = value.type.tensor_type.shape.dim
+        if dims and dims[-1].dim_value == n_classes:
+            dims[-1].dim_value = len(keep)

@@ -1,0 +1,105 @@
+"""Words and their boxes out of a recognised line: the grid builder assigns words to cells.
+
+The recogniser reads a whole line ("Margin of error (±)"), but a table line may cross several
+cells, so it is cut into words at the space characters it emitted, and at silent gaps of more
+than `GAP_FRAMES` frames between two characters (a cell gap the model did not spell as a
+space). Each character was read on known output frames, one per 8 columns of the 48-px-high
+line image, so a word's frames map back to crop columns. The cut between two words is put
+half-way between their frames; inside its share of the line a word's box is then tightened to
+the ink (dark columns and rows), so boxes hug the glyphs as tesseract's do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from models.ppocr.recognise import Glyph, LineRead
+
+GAP_FRAMES = 5  # ~0.8 line heights of silence between characters ends a word (as PaddleOCR's word boxes)
+MIN_CONTRAST = 40  # grey levels between paper and ink below which boxes are not tightened
+
+
+def split_glyphs(glyphs: tuple[Glyph, ...]) -> list[list[Glyph]]:
+    """The glyphs of a line grouped into words: cut at spaces and at long silent gaps."""
+    words: list[list[Glyph]] = []
+    current: list[Glyph] = []
+    for glyph in glyphs:
+        if glyph.char.isspace():
+            if current:
+                words.append(current)
+            current = []
+            continue
+        if current and glyph.first - current[-1].last > GAP_FRAMES:
+            words.append(current)
+            current = []
+        current.append(glyph)
+    if current:
+        words.append(current)
+    return words
+
+
+def line_words(
+    read: LineRead, box: tuple[float, float, float, float], grey: np.ndarray
+) -> list[tuple[str, tuple[float, float, float, float], float]]:
+    """(text, box, confidence) per word of `read`, boxes in the frame of `box` (the line's box
+    in the image); `grey` is the line crop (h, w) used to tighten boxes to the ink."""
+    groups = split_glyphs(read.glyphs)
+    if not groups:
+        return []
+    x0, y0, x1, y1 = box
+    width = grey.shape[1]
+    fp = read.frame_px
+    ink = _ink(grey)
+    # a word's share of the line: up to the cut before the next word (see _cut)
+    cuts = [0.0]
+    for left, right in zip(groups, groups[1:]):
+        cuts.append(_cut(ink, left[-1].last, right[0].first, fp))
+    cuts.append(float(width))
+    out = []
+    for k, group in enumerate(groups):
+        lo, hi = max(0, int(cuts[k])), min(width, int(np.ceil(cuts[k + 1])))
+        est = (group[0].first * fp, (group[-1].last + 1) * fp)  # where the frames put it
+        wx0, wx1 = max(lo, est[0] - fp), min(hi, est[1] + fp)
+        wy0, wy1 = 0.0, float(grey.shape[0])
+        if ink is not None and hi > lo:
+            cols = np.flatnonzero(ink[:, lo:hi].any(axis=0))
+            if cols.size:
+                wx0, wx1 = lo + cols[0], lo + cols[-1] + 1
+                rows = np.flatnonzero(ink[:, int(wx0) : int(wx1)].any(axis=1))
+                wy0, wy1 = float(rows[0]), float(rows[-1] + 1)
+        text = "".join(g.char for g in group)
+        conf = float(np.mean([g.prob for g in group]))
+        bbox = (x0 + float(wx0), y0 + wy0, min(x1, x0 + float(wx1)), min(y1, y0 + wy1))
+        out.append((text, bbox, conf))
+    return out
+
+
+def _cut(ink: np.ndarray | None, left: int, right: int, fp: float) -> float:
+    """Where to cut between a word ending on frame `left` and one starting on frame `right`:
+    the middle of the widest ink-free run of columns between the two frames' centres (CTC
+    frames lag or lead the glyphs by a frame or so), else half-way between the frames."""
+    fallback = (left + 1 + right) / 2 * fp
+    if ink is None:
+        return fallback
+    lo, hi = int((left + 0.5) * fp), int(np.ceil((right + 0.5) * fp))
+    hi = min(hi, ink.shape[1])
+    if hi - lo < 2:
+        return fallback
+    blank = ~ink[:, lo:hi].any(axis=0)
+    if not blank.any():
+        return fallback
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], blank.astype(np.int8), [0]])))
+    starts, ends = edges[::2], edges[1::2]
+    k = int(np.argmax(ends - starts))
+    return lo + (starts[k] + ends[k]) / 2
+
+
+def _ink(grey: np.ndarray) -> np.ndarray | None:
+    """Dark pixels of a line crop (half-way between paper and ink), or None when the crop
+    has too little contrast to tell."""
+    if grey.size == 0:
+        return None
+    paper, dark = np.percentile(grey, 90), np.percentile(grey, 2)
+    if paper - dark < MIN_CONTRAST:
+        return None
+    return grey < (paper + dark) / 2

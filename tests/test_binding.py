@@ -1,0 +1,109 @@
+"""Label binding: each ground-truth value must be found under its own row label and column path.
+
+Tables are made up here with the traits the measure must catch: a header row of dates each
+spanning two columns, a lost header level, a lost stub column, OCR slips in labels.
+"""
+
+from __future__ import annotations
+
+from worker.core.html_parse import html_to_grid
+from worker.evaluation.binding import bind, gt_header_rows, label_norm, read_cells, similar
+from worker.evaluation.teds import teds
+
+# Two dates, each over an "Actual" and a "Margin of error (±)" column; a stub head two rows tall.
+GT = (
+    "<table>"
+    '<tr><td rowspan="2">Region and state</td><td colspan="2">2007</td><td colspan="2">2009</td></tr>'
+    "<tr><td>Actual</td><td>Margin of error (±)</td><td>Actual</td><td>Margin of error (±)</td></tr>"
+    "<tr><td>Northeast</td><td>1,204</td><td>3.1</td><td>1,250</td><td>2.9</td></tr>"
+    "<tr><td>Maine</td><td>88</td><td>0.7</td><td>91</td><td>0.8</td></tr>"
+    "<tr><td>Midwest</td><td>2,085</td><td>53.3</td><td>2,101</td><td>-</td></tr>"
+    "</table>"
+)
+
+
+def _rows(*rows: str) -> str:
+    return "<table>" + "".join(rows) + "</table>"
+
+
+def test_ground_truth_binds_itself_with_its_header_found():
+    g = html_to_grid(GT)
+    assert gt_header_rows(g) == 2
+    cells = {(c.row, c.col): c for c in read_cells(GT, ground_truth=True)}
+    assert cells[(2, 3)].value == "1,250"
+    assert cells[(2, 3)].row_label == "northeast" and cells[(2, 3)].col_path == "2009 actual"
+    assert cells[(4, 2)].col_path == "2007 margin of error"
+    assert (2, 0) not in cells  # stub cells are labels, not values
+    assert bind(GT, GT) == {"values": 12, "bound": 12, "col_bound": 12, "row_bound": 12}
+
+
+def test_dates_merged_into_one_header_cell_lose_every_column_label():
+    merged = GT.replace('<td colspan="2">2007</td><td colspan="2">2009</td>', '<td colspan="4">2007 2009</td>')
+    assert teds(merged, GT) > 0.9  # TEDS barely notices
+    got = bind(merged, GT)
+    assert got["values"] == 12 and got["row_bound"] == 12
+    assert got["bound"] == 0 and got["col_bound"] == 0
+
+
+def test_a_lost_year_level_labels_both_groups_alike_and_binds_nothing_under_a_year():
+    lost = GT.replace(
+        '<td colspan="2">2007</td><td colspan="2">2009</td>', '<td colspan="2"></td><td colspan="2"></td>'
+    )
+    assert bind(lost, GT)["col_bound"] == 0
+
+
+def test_header_cell_one_column_too_wide_mislabels_the_shifted_columns():
+    shifted = GT.replace('<td colspan="2">2007</td><td colspan="2">2009</td>', '<td colspan="3">2007</td><td>2009</td>')
+    got = bind(shifted, GT)
+    # the 2009 "Actual" column (3 values) now reads as 2007; its margin column still reads right
+    assert got["col_bound"] == 9 and got["bound"] == 9
+
+
+def test_lost_stub_column_keeps_numbers_but_loses_their_row_labels():
+    no_stub = GT.replace("<td>Northeast</td>", "<td></td>").replace("<td>Maine</td>", "<td></td>")
+    no_stub = no_stub.replace("<td>Midwest</td>", "<td></td>")
+    got = bind(no_stub, GT)
+    assert got["row_bound"] == 0 and got["col_bound"] == 12 and got["bound"] == 0
+
+
+def test_merged_values_and_a_missed_table_bind_nothing():
+    merged = GT.replace("<td>2,085</td><td>53.3</td>", '<td colspan="2">2,085 53.3</td>')
+    got = bind(merged, GT)
+    assert got["bound"] == 10  # the two merged values are lost, the others stay
+    assert bind("", GT) == {"values": 12, "bound": 0, "col_bound": 0, "row_bound": 0}
+
+
+def test_ocr_slips_are_tolerated_but_a_different_label_is_not():
+    assert similar(label_norm("Hydro-fluorocarbons (HFCs)"), label_norm("Hydro-fIuorocarbons (HFCs)"))
+    assert similar(label_norm("Margin of error (±)"), label_norm("Margin of error (+)"))
+    assert not similar(label_norm("2007"), label_norm("2009"))
+    assert not similar(label_norm("Total"), label_norm("Totai"))  # five letters: no slip allowed
+    assert not similar(label_norm("Maine"), label_norm("Midwest"))
+    assert label_norm("All ages . . . . .") == "all ages"
+    slipped = GT.replace("Margin of", "Margln of").replace("1,204", "1 204")
+    assert bind(slipped, GT)["bound"] == 12
+
+
+def test_predicted_header_comes_from_markup_and_th_rows():
+    marked = _rows(
+        "<thead><tr><th>Gas</th><th>to air</th></tr></thead>",
+        "<tbody><tr><td>Methane</td><td>100 000</td></tr><tr><td>Ethane</td><td>x</td></tr></tbody>",
+    )
+    cells = read_cells(marked, ground_truth=False)
+    assert [(c.row_label, c.col_path, c.value) for c in cells if c.col == 1] == [
+        ("methane", "to air", "100 000"),
+        ("ethane", "to air", "x"),
+    ]
+    th_only = marked.replace("<thead>", "").replace("</thead>", "")
+    assert [c.col_path for c in read_cells(th_only, ground_truth=False) if c.col == 1] == ["to air", "to air"]
+
+
+def test_multi_column_stub_joins_its_labels():
+    gt = _rows(
+        "<tr><td>Region</td><td>State</td><td>Units</td></tr>",
+        '<tr><td rowspan="2">West</td><td>Utah</td><td>12</td></tr>',
+        "<tr><td>Idaho</td><td>7</td></tr>",
+    )
+    cells = {c.value: c for c in read_cells(gt, ground_truth=True)}
+    assert set(cells) == {"12", "7"}
+    assert cells["7"].row_label == "west idaho" and cells["7"].col_path == "units"

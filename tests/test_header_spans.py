@@ -1,0 +1,114 @@
+"""Spanning header cells checked against their words, for both structure engines' grids.
+
+Generated tables with the traits seen in real outputs: a header row of dates, each centred
+over two columns, read by the model as one cell over all of them; a group label stretched
+over the stub head. The tests assert the labels each value is read under.
+"""
+
+from __future__ import annotations
+
+from worker.core.header_spans import word_groups
+from worker.core.headers import column_labels
+from worker.core.html_out import grid_to_html
+from worker.core.serialise import serialisations
+from worker.core.token_grid import StructureToken, token_grid
+from worker.core.types import Word
+from worker.evaluation.binding import bind
+
+CW, CH = 110, 30  # cell width and height of the generated page, pixels
+CHAR = 7  # width of one character
+
+
+def _words(text: str, x_centre: float, row: int) -> list[Word]:
+    """A label centred at `x_centre` on `row`, one Word per word, spaces of one character."""
+    width = len(text) * CHAR
+    x = x_centre - width / 2
+    out = []
+    for part in text.split():
+        out.append(Word(part, (x, row * CH + 9, x + len(part) * CHAR, row * CH + 21)))
+        x += (len(part) + 1) * CHAR
+    return out
+
+
+def _cell_tokens(row: int, col: int, colspan: int = 1, rowspan: int = 1) -> list[StructureToken]:
+    box = (col * CW + 2.0, row * CH + 2.0, (col + colspan) * CW - 2.0, (row + rowspan) * CH - 2.0)
+    if colspan == rowspan == 1:
+        return [StructureToken("<td></td>", 0.98, box)]
+    out = [StructureToken("<td", 0.97, box)]
+    if rowspan > 1:
+        out.append(StructureToken(f' rowspan="{rowspan}"', 0.96))
+    if colspan > 1:
+        out.append(StructureToken(f' colspan="{colspan}"', 0.96))
+    return out + [StructureToken(">", 0.99), StructureToken("</td>", 0.99)]
+
+
+BODY = [["Northeast", "1,204", "3.1", "1,250", "2.9"], ["Maine", "88", "0.7", "91", "0.8"]]
+GT = (
+    "<table><thead>"
+    '<tr><th rowspan="2">Region and state</th><th colspan="2">2007</th><th colspan="2">2009</th></tr>'
+    "<tr><th>Actual</th><th>Margin of error</th><th>Actual</th><th>Margin of error</th></tr></thead><tbody>"
+    + "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in BODY)
+    + "</tbody></table>"
+)
+
+
+def _page(row0: list[tuple[int, int, int]]) -> tuple[list[StructureToken], list[Word]]:
+    """Tokens with the model's row 0 (col, colspan, rowspan per cell) over the true words."""
+    tokens = [StructureToken("<thead>", 0.99), StructureToken("<tr>", 0.99)]
+    for col, colspan, rowspan in row0:
+        tokens += _cell_tokens(0, col, colspan, rowspan)
+    tokens.append(StructureToken("</tr>", 0.99))
+    row1_cols = [c for c in range(5) if not any(col <= c < col + cs and rs > 1 for col, cs, rs in row0)]
+    tokens.append(StructureToken("<tr>", 0.99))
+    for c in row1_cols:
+        tokens += _cell_tokens(1, c)
+    tokens += [StructureToken("</tr>", 0.99), StructureToken("</thead>", 0.99), StructureToken("<tbody>", 0.99)]
+    for r in range(len(BODY)):
+        tokens.append(StructureToken("<tr>", 0.99))
+        for c in range(5):
+            tokens += _cell_tokens(r + 2, c)
+        tokens.append(StructureToken("</tr>", 0.99))
+    tokens.append(StructureToken("</tbody>", 0.99))
+    words = _words("Region and state", 0.5 * CW, 0) + _words("2007", 2 * CW, 0) + _words("2009", 4 * CW, 0)
+    for c, label in enumerate(["Actual", "Margin of error", "Actual", "Margin of error"], start=1):
+        words += _words(label, (c + 0.5) * CW, 1)
+    for r, row in enumerate(BODY):
+        for c, text in enumerate(row):
+            words += _words(text, (c + 0.5) * CW, r + 2)
+    return tokens, words
+
+
+def test_dates_read_as_one_cell_over_all_columns_are_split_over_their_own_columns():
+    tokens, words = _page([(0, 1, 2), (1, 4, 1)])  # the model: one cell "2007 2009" over four columns
+    grid = token_grid(tokens, words, (5 * CW, 4 * CH))
+    assert any("split" in r for r in grid.repairs)
+    labels = column_labels(grid, 2)
+    assert labels == [
+        "Region and state",
+        "2007 / Actual",
+        "2007 / Margin of error",
+        "2009 / Actual",
+        "2009 / Margin of error",
+    ]
+    html = grid_to_html(grid)
+    assert bind(html, GT) == {"values": 8, "bound": 8, "col_bound": 8, "row_bound": 8}
+    line = serialisations(grid)["row_lines"][0]
+    assert line == (
+        "Region and state: Northeast; 2007 / Actual: 1,204; 2007 / Margin of error: 3.1; "
+        "2009 / Actual: 1,250; 2009 / Margin of error: 2.9"
+    )
+
+
+def test_group_label_stretched_over_the_stub_head_leaves_the_stub_column():
+    tokens, words = _page([(0, 3, 1), (3, 2, 1)])  # "Region and state 2007" read as one cell over cols 0-2
+    grid = token_grid(tokens, words, (5 * CW, 4 * CH))
+    labels = column_labels(grid, 2)
+    assert labels[0] == "Region and state" and labels[1] == "2007 / Actual" and labels[2] == "2007 / Margin of error"
+    assert labels[3] == "2009 / Actual"
+    assert bind(grid_to_html(grid), GT)["col_bound"] == 8
+
+
+def test_a_label_wrapped_over_two_lines_stays_one_group():
+    words = _words("Margin of", 100, 0) + [Word("error", (85, 22, 120, 33))]
+    assert len(word_groups(words, 15.0)) == 1
+    assert len(word_groups(_words("2007", 100, 0) + _words("2009", 320, 0), 15.0)) == 2

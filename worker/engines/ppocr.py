@@ -1,0 +1,56 @@
+"""PP-OCRv6 as an OCR engine (models.ppocr with the `ocr` and `models` settings groups)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+    from models.ppocr.engine import PpOcr
+    from worker.core.types import Word
+    from worker.settings import ModelSettings, OcrSettings
+
+
+class PpOcrEngine:
+    """The detector + recogniser with the settings' sizing, batch, threads and score floor.
+
+    Ruling lines longer than ~1/5 inch at the render dpi are erased first, as for tesseract.
+    `weights` names the two ONNX files with their sha256 for the manifest.
+    """
+
+    name = "ppocr"
+
+    def __init__(self, engine: PpOcr) -> None:
+        self.engine = engine
+        self.weights: dict[str, dict[str, Any]] = {
+            k: v for k, v in engine.models.items() if k != "ocr"
+        }  # ocr_detection, ocr_recognition
+
+    @property
+    def version(self) -> str:
+        from models.embedded.weights import PPOCR_REC
+
+        return PPOCR_REC.requirement
+
+    def read(self, image: Image.Image) -> list[Word]:
+        return self.engine.read(image)
+
+    __call__ = read  # Stages.ocr is a plain callable
+
+
+def load(settings: OcrSettings, dpi: int, models: ModelSettings | None = None) -> PpOcrEngine:
+    import models.ppocr as ppocr
+    from models.ppocr.detect import DetectConfig
+    from models.ppocr.recognise import RecogniseConfig
+
+    engine = ppocr.load(
+        models.models_dir if models is not None else None,
+        threads=settings.threads,
+        device=models.device if models is not None else "cpu",
+        detect=DetectConfig(min_side=settings.ppocr_det_min_side),
+        recognise=RecogniseConfig(batch_size=settings.ppocr_rec_batch_size),
+        min_score=settings.ppocr_min_score,
+        rule_min_px=max(10, dpi // 5),
+    )
+    return PpOcrEngine(engine)

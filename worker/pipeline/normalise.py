@@ -1,0 +1,43 @@
+"""The page normalisation stage: a scanned page turned upright and deskewed before detection.
+
+Pages without text-layer words (scans, images) go through `models.page_normalise`; pages with
+a text layer are born straight and their words are in page coordinates, so they are left as
+they are. The map back to the page as it came in goes into the page record, and every box
+stored is mapped through it (docs/scans.md).
+"""
+
+from __future__ import annotations
+
+from PIL import Image
+
+from worker.contract.page_transform import PageTransformRecord
+from worker.core.page_transform import PageTransform
+from worker.settings import Settings
+
+
+def normalise(image: Image.Image, settings: Settings) -> tuple[Image.Image, PageTransform, PageTransformRecord]:
+    """The normalised page, its transform, and the record of it stored with the page."""
+    from models.page_normalise import NormaliseOptions, normalise_page
+
+    n = settings.normalise
+    options = NormaliseOptions(
+        orientation=n.orientation,
+        deskew=n.deskew,
+        max_skew=n.max_skew,
+        min_skew=n.min_skew,
+        background=n.background,
+        threads=settings.ocr.threads or 1,
+    )
+    done = normalise_page(image, options)
+    t = done.transform
+    record = PageTransformRecord(
+        to_original=[round(v, 6) for v in t.to_original],
+        quarter_turns=t.quarter_turns,
+        skew=t.skew,
+        skew_estimate=done.skew_estimate,
+        orientation_confidence=done.orientation_confidence,
+        scale=t.scale,
+        size=list(t.size),
+        original_size=list(t.original_size),
+    )
+    return done.image, t, record
