@@ -273,10 +273,11 @@ class OcrSettings(Group):
     )
 
     page_pass: bool = Field(
-        True,
+        False,
         description="on pages without a text layer, OCR each page's tables and their caption strips in one "
         "pass over their merged regions (one OCR call per region instead of three per table, no strip read "
-        "twice), then split the words per table; false: one call per crop and per strip (docs/speed.md)",
+        "twice), then split the words per table; false: one call per crop and per strip (docs/speed.md). Off "
+        "by default: with PP-OCR the merged regions read a stray digit into the demo's Total cell",
     )
 
     cell_reader: str = Field(

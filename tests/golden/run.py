@@ -20,7 +20,11 @@ EXPECTED = Path(__file__).resolve().parent / "expected"
 
 def golden_settings() -> Settings:
     return Settings(
-        _env_file=None, engine="embedded", device="cpu", torch_threads=1, ocr_lang="eng", ocr_psm=11, ocr_threads=1
+        _env_file=None,
+        engine="embedded",
+        device="cpu",
+        torch_threads=1,
+        ocr={"engine": "tesseract", "lang": "eng", "psm": 11, "threads": 1},
     )
 
 
