@@ -621,6 +621,11 @@ class NormaliseSettings(Group):
     background: bool = Field(
         False, description="divide the page by a smooth estimate of its paper (grey, tinted, unevenly lit pages)"
     )
+    clean: bool = Field(
+        True,
+        description="stretch the paper to white and the ink to black and wipe isolated specks: the layout "
+        "detector lost most tables on office scans and photocopies without it (docs/scans.md)",
+    )
 
 
 class DevSettings(Group):

@@ -26,6 +26,7 @@ def normalise(image: Image.Image, settings: Settings) -> tuple[Image.Image, Page
         max_skew=n.max_skew,
         min_skew=n.min_skew,
         background=n.background,
+        clean=n.clean,
         threads=settings.ocr.threads or 1,
     )
     done = normalise_page(image, options)
