@@ -623,8 +623,9 @@ class NormaliseSettings(Group):
     )
     clean: bool = Field(
         True,
-        description="stretch the paper to white and the ink to black and wipe isolated specks: the layout "
-        "detector lost most tables on office scans and photocopies without it (docs/scans.md)",
+        description="the detector reads normalised pages cleaned (paper stretched to white, ink to black, "
+        "isolated specks wiped): without it the layout detector lost most tables on office scans and "
+        "photocopies; structure and OCR read the page uncleaned (docs/scans.md)",
     )
 
 
