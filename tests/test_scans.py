@@ -147,3 +147,23 @@ def test_orientation_is_found_and_the_map_leads_back_to_the_page(sample_pages, t
     to_scan = quarter_turn(turns, *page.image.size)
     for box in page.table_boxes:
         assert iou(done.transform.box_to_original(box), map_box(to_scan, box)) > 0.97
+
+
+@pytest.mark.parametrize("kind", ["office"])
+def test_demo_pages_as_simulated_office_scan_keep_their_tables(stages, sample_pages, tmp_path, kind) -> None:
+    """The scan simulator's office scan (grey paper, noise, specks, JPEG): the page clean-up in
+    normalisation keeps every table detected and its cells in their rows. The simulator's
+    photocopy of these pages is not detected yet, cleaned or not (docs/scans.md)."""
+    from worker.evaluation.degrade import degrade
+
+    hits = total = 0
+    for i, page in enumerate(sample_pages):
+        scan = degrade(page.image, DPI, kind, "moderate", seed=i)
+        manifest, records, _ = _extract(stages, tmp_path, f"{kind}{i}", scan.image)
+        assert manifest["status"] == "complete" and len(records) == len(page.tables), (kind, i, len(records))
+        boxes = [map_box(scan.to_degraded, b) for b in page.table_boxes]
+        h, t = _cells_right(records, boxes, page.tables)
+        hits, total = hits + h, total + t
+    print(f"{kind}: cells right {hits}/{total}")
+    assert total == 71
+    assert hits / total >= 0.8, (kind, hits, total)

@@ -667,6 +667,12 @@ class NormaliseSettings(Group):
     background: bool = Field(
         False, description="divide the page by a smooth estimate of its paper (grey, tinted, unevenly lit pages)"
     )
+    clean: bool = Field(
+        True,
+        description="the detector reads normalised pages cleaned (paper stretched to white, ink to black, "
+        "isolated specks wiped): without it the layout detector lost most tables on office scans and "
+        "photocopies; structure and OCR read the page uncleaned (docs/scans.md)",
+    )
 
 
 class DevSettings(Group):

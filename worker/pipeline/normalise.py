@@ -41,3 +41,13 @@ def normalise(image: Image.Image, settings: Settings) -> tuple[Image.Image, Page
         original_size=list(t.original_size),
     )
     return done.image, t, record
+
+
+def detector_input(image: Image.Image, settings: Settings) -> Image.Image:
+    """What the detector reads of a normalised page: the page cleaned (paper white, specks
+    wiped) when `normalise.clean` is on; the same size, so its boxes need no mapping."""
+    if not settings.normalise.clean:
+        return image
+    from models.page_normalise import clean_page
+
+    return clean_page(image)

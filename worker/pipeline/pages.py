@@ -27,7 +27,7 @@ from worker.inputs import Document
 from worker.outputs import manifest_entry, page_key, write_table
 from worker.overlap import SubprocessPool, in_order, subprocess_threads, timed, torch_threads
 from worker.pipeline.context import table_context
-from worker.pipeline.normalise import normalise
+from worker.pipeline.normalise import detector_input, normalise
 from worker.pipeline.page_ocr import PageRead
 from worker.pipeline.run import PDFIUM_LOCK, PageResult, Run, split_time, stage_clock
 from worker.pipeline.stages import Stages
@@ -69,7 +69,7 @@ def process_group(run: Run, pages: list[int]) -> list[PageResult]:
     loaded = load_pages(run, pages, results)
     shared: dict[str, float] = {}
     with stage_clock(shared, "detection"):
-        boxes = detect_tables(run, loaded)
+        boxes = detect_tables(run, loaded, results)
         if run.stages.detector is not None:
             second_pass(run, loaded, boxes, results)
     found = [table for p in loaded for table in find_tables(run, p, loaded[p], boxes[p])]
@@ -127,14 +127,19 @@ def load_page(
     return normalised, words, timings, (transform, record, image)
 
 
-def detect_tables(run: Run, loaded: dict[int, Page]) -> dict[int, list[TableBox]]:
-    """The tables on each page, one batched detector call (or the whole page in page mode)."""
+def detect_tables(
+    run: Run, loaded: dict[int, Page], results: dict[int, PageResult] | None = None
+) -> dict[int, list[TableBox]]:
+    """The tables on each page, one batched detector call (or the whole page in page mode);
+    normalised pages are read cleaned (`detector_input`)."""
     if run.stages.detector is None:
         return {
             p: [TableBox((0.0, 0.0, float(im.width), float(im.height)), 1.0, False)] for p, (im, _) in loaded.items()
         }
     s = run.settings
-    preds = run.stages.detector.predict([im for im, _ in loaded.values()], s.models.detection_batch_size)
+    normalised = {p for p in loaded if results is not None and results[p].original is not None}
+    images = [detector_input(im, s) if p in normalised else im for p, (im, _) in loaded.items()]
+    preds = run.stages.detector.predict(images, s.models.detection_batch_size)
     return {
         p: select_tables(
             pred,
@@ -160,7 +165,8 @@ def second_pass(
         return
     s = run.settings
     originals = [results[p].original for p in empty]
-    preds = run.stages.detector.predict(originals, s.models.detection_batch_size)  # type: ignore[union-attr, arg-type]
+    cleaned = [detector_input(im, s) for im in originals if im is not None]
+    preds = run.stages.detector.predict(cleaned, s.models.detection_batch_size)  # type: ignore[union-attr]
     for p, original, pred in zip(empty, originals, preds):
         assert original is not None
         transform = results[p].transform
