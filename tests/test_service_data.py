@@ -94,7 +94,8 @@ def test_listing_descriptions_and_chunks(stack, docs):
         assert table["table_id"] == "p0001-t01" and "2023 / Revenue" in table["description"]
         assert table["verified"] is False and table["version"] == 0
         chunks = c.get(f"/v1/documents/{finance['doc_id']}/chunks").json()["chunks"]
-        assert "Region: North; Product: Widgets; 2023 / Revenue: 1,200" in chunks[0]["text"]
+        text = chunks[0]["text"]  # the product's chunk layout: rows as a Markdown table under the column paths
+        assert "2023 / Revenue" in text and "| North | Widgets | 1,200 |" in text
         paths = c.get("/openapi.json").json()["paths"]
         for path, method in [
             ("/v1/sql", "post"),

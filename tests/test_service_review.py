@@ -166,7 +166,7 @@ def test_docs_offline_and_a_correction_in_a_real_browser(stack, tmp_path):
             card.locator('.boxes .box[data-row="4"][data-col="0"]').hover()
             assert card.locator(".edit-grid .hl").inner_text() == "South"
             # edit one cell, mark the table checked, save: the chunks shown change
-            assert "2023 / Revenue: 1,200" in card.locator(".chunk-text").inner_text()
+            assert "| North | Widgets | 1,200 |" in card.locator(".chunk-text").inner_text()
             cell.fill("1,250")
             card.locator("input.verified").check()
             card.locator("input.reviewer").fill("Ada")
@@ -176,7 +176,7 @@ def test_docs_offline_and_a_correction_in_a_real_browser(stack, tmp_path):
                 arg=card.locator(".save-status").element_handle(),
                 timeout=30_000,
             )
-            assert "2023 / Revenue: 1,250" in card.locator(".chunk-text").inner_text()
+            assert "| North | Widgets | 1,250 |" in card.locator(".chunk-text").inner_text()
             assert card.locator(".version").inner_text() == "version 1" and card.locator(".verified-badge").is_visible()
             page.screenshot(path=str(shots / "review-correction.png"), full_page=True)
             page.reload()
@@ -187,9 +187,9 @@ def test_docs_offline_and_a_correction_in_a_real_browser(stack, tmp_path):
             browser.close()
     with http.client() as c:
         chunks = c.get(f"/v1/documents/{doc}/chunks").json()["chunks"]
-        assert "2023 / Revenue: 1,250" in chunks[0]["text"]
+        assert "| North | Widgets | 1,250 |" in chunks[0]["text"]  # the API's chunks: rows as a Markdown table
         original = c.get(f"/v1/documents/{doc}/chunks", params={"version": "original"}).json()["chunks"]
-        assert "2023 / Revenue: 1,200" in original[0]["text"]
+        assert "| North | Widgets | 1,200 |" in original[0]["text"]
         versions = c.get(f"/v1/documents/{doc}/tables/p0001-t01/versions").json()["versions"]
         assert versions[1]["by"].startswith("Ada (token:") and versions[1]["verified"] is True
         assert versions[1]["changes"][0] == {"cell": [2, 2], "from": "1,200", "to": "1,250"}

@@ -129,6 +129,9 @@ def run_bench(
                 # the outputs must equal the naive loop's, which OCRs each crop and strip on its own: one
                 # OCR pass per page (OCR__PAGE_PASS) reads other crops, so other words (bench --peers measures it)
                 "ocr": {"page_pass": False},
+                # the naive loop has no page normalisation, and the oracle answers know the rendered pages
+                # as they are: normalise (and clean the detector's input) only for simulated scans
+                **({} if options.degrade else {"normalise": {"pages": False, "clean": False}}),
                 "detection_model": det_ref,
                 "structure_model": str_ref,
                 **({"device": options.device} if options.device else {}),
