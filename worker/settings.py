@@ -620,7 +620,7 @@ class ApiSettings(Group):
         "", description="comma-separated origins allowed cross-origin requests (CORS); empty: CORS off"
     )
 
-    # job callbacks, SQL over HTTP and job events (issue 24; docs/service.md)
+    # job callbacks, SQL over HTTP and job events (docs/service.md)
     callback_hosts: str = Field(
         "",
         description="comma-separated hosts job callbacks may go to (the allow-list against SSRF); an IP "
