@@ -9,6 +9,7 @@ from pathlib import Path
 
 from worker.cli.bench_gpu_cmd import add_gpu_arguments
 from worker.cli.bench_peers_cmd import add_peer_arguments
+from worker.cli.report_out import emit_report
 from worker.engines import QUEUE_DEFAULT, engine_names
 
 
@@ -206,12 +207,7 @@ def run(args: argparse.Namespace) -> int:
         strength=args.strength,
     )
     report = run_bench(options, get_settings(), log=lambda m: print(f"bench: {m}", file=sys.stderr))
-    if args.json and args.json != "-":
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    if args.json == "-":
-        print(json.dumps(report, indent=2))
-    else:
-        print(format_report(report))
+    emit_report(args.json, report, format_report)
     agree = all(v["within_tolerance"] for v in report.get("model_agreement", {}).values())
     return 0 if report.get("outputs", {}).get("equivalent", True) and agree else 1
 
@@ -236,12 +232,7 @@ def run_queue(args: argparse.Namespace) -> int:
     except (FileNotFoundError, TimeoutError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    if args.json and args.json != "-":
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    if args.json == "-":
-        print(json.dumps(report, indent=2))
-    else:
-        print(format_queue_report(report))
+    emit_report(args.json, report, format_queue_report)
     bad = [r for r in report["runs"] if r["counts"]["pages_lost"] or r["counts"]["duplicate_finalisations"]]
     return 1 if bad else 0
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
+
+from worker.cli.report_out import emit_report
 
 
 def add_api_arguments(p: argparse.ArgumentParser) -> None:
@@ -58,11 +58,6 @@ def run_api(args: argparse.Namespace) -> int:
     except (FileNotFoundError, TimeoutError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    if args.json and args.json != "-":
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    if args.json == "-":
-        print(json.dumps(report, indent=2))
-    else:
-        print(format_api_report(report))
+    emit_report(args.json, report, format_api_report)
     bad = [r for r in report["runs"] if r["documents_lost"] or r["documents_duplicated"] or r["uploads_failed"]]
     return 1 if bad else 0
