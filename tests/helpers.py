@@ -48,37 +48,11 @@ def store_table(
     origin: tuple[int, int] = (10, 10),
 ) -> dict:
     """Write one table (crop, HTML, exports, full record) as the pipeline does; returns its
-    manifest entry. For tests that start from a grid rather than from a document. `crop`
-    (default: 20x20 white) sits at `origin` on the page."""
-    from PIL import Image
+    manifest entry as a dict (worker.outputs.store_grid)."""
+    from worker.outputs import store_grid
 
-    from worker.core.captions import Context
-    from worker.core.detections import TableBox
-    from worker.core.flags import complexity_flags
-    from worker.core.html_out import grid_to_html
-    from worker.outputs import manifest_entry, table_record, write_table
-
-    crop = crop if crop is not None else Image.new("RGB", (20, 20), "white")
-    x0, y0 = origin
-    box = (x0, y0, x0 + crop.width, y0 + crop.height)
-    record = table_record(
-        doc_id=doc_id,
-        page=page,
-        index=index,
-        dpi=200,
-        box=TableBox(tuple(float(v) for v in box), 0.99, False),
-        crop_box=box,
-        crop_size=crop.size,
-        text_source="text-layer",
-        grid=grid,
-        flags=complexity_flags(grid),
-        context=Context(caption, [], None, None) if caption else None,
-        page_size=(1700, 2200),
-        structure=[],
-        words=[],
-    )
-    keys = write_table(storage, crop, grid_to_html(grid), record)
-    return manifest_entry(record, keys).dump()
+    entry = store_grid(storage, doc_id, grid, page=page, index=index, caption=caption, crop=crop, origin=origin)
+    return entry.dump()
 
 
 @dataclass(frozen=True)

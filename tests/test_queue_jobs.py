@@ -80,6 +80,35 @@ def test_multi_page_pdf_with_progress_and_a_whole_manifest(cluster, tmp_path):
     assert client.enqueue(pdf.read_bytes(), name="again.pdf") == job_id
 
 
+class _Killed(BaseException):
+    """The enqueuing process dying (SIGKILL): nothing after this point of `enqueue` runs."""
+
+
+def test_a_job_whose_enqueuer_died_before_sending_is_sent_by_its_duplicate(cluster, tmp_path, monkeypatch):
+    """An API killed between recording a job and sending its task left a queued job that
+    nothing would ever run, and every retry of the upload was answered with it: lost."""
+    client: JobClient = cluster.client
+    pdf = sample_pdf(tmp_path / "orphan.pdf", 1, seed=7)
+
+    sent: list[str] = []
+
+    def die(name: str, args: tuple[str], **kwargs: object) -> None:
+        sent.append(args[0])
+        raise _Killed
+
+    with monkeypatch.context() as m:
+        m.setattr(client.app, "send_task", die)
+        with pytest.raises(_Killed):
+            client.enqueue(pdf)
+    [orphan] = sent
+    assert client.status(orphan)["status"] == "queued"
+    assert client.enqueue(pdf) == orphan  # the retry finds the job, and sends it
+    manifest = client.wait(orphan, timeout=90)
+    assert manifest["status"] == "complete" and [t["table_id"] for t in manifest["tables"]] == ["p0001-t01"]
+    assert client.enqueue(pdf) == orphan  # sent once: a later duplicate sends nothing
+    assert client.status(orphan)["pages"]["1"]["attempts"] == 1
+
+
 def test_force_reruns_and_other_options_are_another_job(cluster, tmp_path):
     client: JobClient = cluster.client
     pdf = sample_pdf(tmp_path / "two.pdf", 2, seed=2)

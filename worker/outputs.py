@@ -223,3 +223,45 @@ def build_manifest(
             "finished_at": utc_now_iso(),
         }
     )
+
+
+def store_grid(
+    storage: Storage,
+    doc_id: str,
+    grid: TableGrid,
+    *,
+    page: int = 1,
+    index: int = 1,
+    caption: str = "",
+    crop: Image.Image | None = None,
+    origin: tuple[int, int] = (10, 10),
+    dpi: int = 200,
+    page_size: tuple[int, int] = (1700, 2200),
+) -> TableEntry:
+    """Store a table that starts from a grid rather than from a page (the SQL eval, fixtures):
+    every file `write_table` writes and a full record, so readers see what the pipeline would
+    have stored. `crop` (default: 20x20 white) sits at `origin` on the page."""
+    from worker.core.flags import complexity_flags
+    from worker.core.html_out import grid_to_html
+
+    crop = crop if crop is not None else Image.new("RGB", (20, 20), "white")
+    x0, y0 = origin
+    box = (x0, y0, x0 + crop.width, y0 + crop.height)
+    record = table_record(
+        doc_id=doc_id,
+        page=page,
+        index=index,
+        dpi=dpi,
+        box=TableBox(tuple(float(v) for v in box), 0.99, False),  # type: ignore[arg-type]
+        crop_box=box,
+        crop_size=crop.size,
+        text_source="text-layer",
+        grid=grid,
+        flags=complexity_flags(grid),
+        context=Context(caption, [], None, None) if caption else None,
+        page_size=page_size,
+        structure=[],
+        words=[],
+    )
+    keys = write_table(storage, crop, grid_to_html(grid), record)
+    return manifest_entry(record, keys)

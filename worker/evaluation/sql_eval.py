@@ -27,18 +27,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from worker.core.columns import ROW_GROUP, TEXT_SUFFIX, TypedTable, typed_from_serialisations, typed_table
+from worker.contract.manifest import PageRecord
+from worker.core.columns import ROW_GROUP, TEXT_SUFFIX, TypedTable, typed_table
 from worker.core.headers import PATH_SEP, BodyRow, body_rows, column_paths
 from worker.core.numbers import parse_number
 from worker.core.reconstruct import reconstruct
-from worker.core.serialise import serialisations
+from worker.core.types import TableGrid
 from worker.evaluation.dataset import GtTable, load_tables
 from worker.evaluation.noise import add_noise, get_level, make_rng
 from worker.evaluation.oracle import oracle_from_cells
 from worker.evaluation.oracle_eval import table_key
 from worker.evaluation.probes import gt_grid, gt_header_rows, make_probes
-from worker.outputs import manifest_key
-from worker.retrieval.exports import export_table
+from worker.outputs import build_manifest, manifest_key, store_grid, table_id
 from worker.sqlstore.catalog import StoreError, open_sql_store, quote_ident
 from worker.storage import LocalStorage
 
@@ -169,12 +169,11 @@ def ask_aggregate(store: Any, view: str, columns: list[dict[str, Any]], a: dict[
     return math.isclose(float(total or 0), float(a["sum"]), rel_tol=1e-9, abs_tol=1e-9)
 
 
-def _rebuild(table: GtTable, level: str, seed: int, header_rows: int) -> TypedTable:
+def _rebuild(table: GtTable, level: str, seed: int, header_rows: int) -> TableGrid:
     oracle = oracle_from_cells(table.cells, table.n_rows, table.n_cols, table.image_size, header_rows=header_rows)
     lv = get_level(level)
     objects = add_noise(oracle.objects, lv, make_rng(seed, table_key(table), lv))
-    grid = reconstruct(objects, oracle.words, image_size=oracle.image_size)
-    return typed_from_serialisations(grid, serialisations(grid, table_id=table.table_id))
+    return reconstruct(objects, oracle.words, image_size=oracle.image_size)
 
 
 def evaluate_level(tables: list[GtTable], level: str, seed: int, bar: Any = None) -> tuple[list[dict[str, Any]], dict]:
@@ -186,22 +185,32 @@ def evaluate_level(tables: list[GtTable], level: str, seed: int, bar: Any = None
         entries = []
         prepared = []
         for i, table in enumerate(tables):
-            tid = f"t{i + 1:04d}"
+            tid = table_id(1, i + 1)
             header_rows = gt_header_rows(table)
             questions = lookups(table, header_rows, skipped)
             gt_typed = typed_table(gt_grid(table, header_rows), header_rows=header_rows)
             sums = aggregates(gt_typed)
             error = None
             try:
-                typed = _rebuild(table, level, seed, header_rows)
-                keys, schema, description = export_table(storage, f"{doc}/tables/{tid}", tid, typed)
-                keys["json"] = f"{doc}/tables/{tid}.json"
-                storage.put_json(keys["json"], {"schema": schema, "description": description, "serialisations": {}})
-                entries.append({"table_id": tid, "page": 1, "files": keys})
+                grid = _rebuild(table, level, seed, header_rows)
+                entries.append(store_grid(storage, doc, grid, index=i + 1))
             except Exception as exc:  # a crash is counted (its questions fail), the run goes on
                 error = f"{type(exc).__name__}: {exc}"
             prepared.append((table, tid, questions, sums, error))
-        storage.put_json(manifest_key(doc), {"doc_id": doc, "tables": entries})
+        manifest = build_manifest(
+            doc_id=doc,
+            source=f"sql-eval:{level}",
+            sha256=None,
+            kind="eval",
+            page_count=1,
+            pages=[1],
+            page_records=[PageRecord(page=1, tables=entries)],
+            errors=[],
+            models={},
+            options={},
+            started=time.time(),
+        )
+        storage.put_json(manifest_key(doc), manifest.dump())
         rows = []
         with open_sql_store(storage, [doc]) as store:
             schemas = {v.table_id: v.columns for v in store.views}

@@ -155,6 +155,7 @@ class JobClient:
             existing = self._reusable_job(sha256, ohash)
             if existing:
                 self._attach_callback(existing, callback_url)
+                self._send_if_unsent(existing, data, path)
                 return existing
         job_id = uuid.uuid4().hex
         doc_id = doc_id_for(sha256)
@@ -183,6 +184,7 @@ class JobClient:
             if self._active_or_done(holder):  # another client enqueued the same document a moment ago
                 self.state.r.delete(self.state.key(job_id))
                 self._attach_callback(holder, callback_url)
+                self._send_if_unsent(holder, data, path)
                 return holder
             self.state.remember(sha256, ohash, job_id, replace=True)
         if size > self.settings.inputs.max_file_bytes:  # refused here, not uploaded: failed at once
@@ -193,13 +195,7 @@ class JobClient:
             fail_job(self, job, reason, _log)
             return job_id
         try:
-            input_key = str(job["input_key"])
-            if not self.storage.exists(input_key):
-                if data is not None:
-                    self.storage.put_bytes(input_key, data, "application/octet-stream")
-                else:
-                    self.storage.put_file(input_key, str(path), "application/octet-stream")
-            self.app.send_task(DOCUMENT_TASK, args=(job_id,), task_id=f"{job_id}.doc")
+            self._upload_and_send(job_id, str(job["input_key"]), data, path)
         except Exception as exc:
             self.state.forget(sha256, ohash, job_id)
             self.state.transition(
@@ -228,6 +224,26 @@ class JobClient:
         if not valid_job_id(job_id):
             raise JobNotFound(f"not a job id: {job_id[:40]!r}")
         return cancel_job(self, job_id, remove=remove, log=_log)
+
+    def _upload_and_send(self, job_id: str, input_key: str, data: bytes | None, path: Path | None) -> None:
+        """Store the input (unless it is there) and queue the document task; `sent` marks the
+        job as handed to the broker, so a duplicate knows whether it must send it again."""
+        if not self.storage.exists(input_key):
+            if data is not None:
+                self.storage.put_bytes(input_key, data, "application/octet-stream")
+            else:
+                self.storage.put_file(input_key, str(path), "application/octet-stream")
+        self.app.send_task(DOCUMENT_TASK, args=(job_id,), task_id=f"{job_id}.doc")
+        self.state.update(job_id, sent=1)
+
+    def _send_if_unsent(self, job_id: str, data: bytes | None, path: Path | None) -> None:
+        """A queued job that was never sent (its enqueuer died between creating the job and
+        sending its task, e.g. an API killed mid-upload) is sent by the duplicate that finds it,
+        which holds the same bytes. Sending twice is harmless: the document task fans out once."""
+        job = self.state.get(job_id)
+        if job is None or job.get("status") != "queued" or job.get("sent") == 1:
+            return
+        self._upload_and_send(job_id, str(job["input_key"]), data, path)
 
     def _reusable_job(self, sha256: str, ohash: str) -> str | None:
         job_id = self.state.find_duplicate(sha256, ohash)

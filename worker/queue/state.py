@@ -39,6 +39,7 @@ _INT_FIELDS = (
     "force",
     "callback_attempts",
     "cancel_remove",
+    "sent",
 )
 _JOB_ID = re.compile(r"^[0-9a-f]{32}$")
 
