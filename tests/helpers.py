@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 from collections.abc import Callable
@@ -10,6 +11,20 @@ from pathlib import Path
 from typing import Any
 
 from worker.settings import Settings
+
+
+def _dev_data() -> Path:
+    """The development tables: `TABLESIGHT_DEV_DATA`, else the evaluation folder the workspace
+    keeps beside the checkout (a worktree one level deeper looks one level further up). Tests
+    that need it skip when it is absent; nothing from it is copied into the repository."""
+    if os.environ.get("TABLESIGHT_DEV_DATA"):
+        return Path(os.environ["TABLESIGHT_DEV_DATA"])
+    here = Path(__file__).resolve()
+    near = [here.parents[k] / "shared" / "eval" / "dev" for k in (2, 3)]
+    return next((p for p in near if p.is_dir()), near[0])
+
+
+DEV_DATA = _dev_data()
 
 
 def free_port() -> int:

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import DEV_DATA
 
 from worker.cli.main import main
 from worker.overlap import in_order
@@ -138,7 +139,7 @@ def test_compare_outputs_tells_numeric_noise_from_real_differences(tmp_path: Pat
     assert not real["equivalent"] and not real["html_identical"]
 
 
-DEV = Path(__file__).resolve().parents[2] / "shared" / "eval" / "dev"
+DEV = DEV_DATA
 
 
 def test_one_table_detector_finds_one_table_per_page(tiny_models: dict[str, Path], tmp_path: Path) -> None:
@@ -163,7 +164,7 @@ def test_one_table_detector_finds_one_table_per_page(tiny_models: dict[str, Path
         assert all(abs(a - b) < 1.0 for a, b in zip(tables[0].bbox, want))
 
 
-@pytest.mark.skipif(not (DEV / "icdar2013-eu" / "gt.jsonl").is_file(), reason="dev data ../shared/eval/dev not present")
+@pytest.mark.skipif(not (DEV / "icdar2013-eu" / "gt.jsonl").is_file(), reason="no dev data (TABLESIGHT_DEV_DATA)")
 def test_real_corpus_rasterises_the_densest_pages_without_text(tmp_path: Path) -> None:
     from worker.devtools.bench_real import real_corpus
     from worker.inputs import open_document

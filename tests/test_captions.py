@@ -1,5 +1,5 @@
 """Caption above and notes below a table, from rendered pages (OCR strips), text layers and the
-ICDAR-2013 dev PDFs (read from ../shared/eval/dev at test time; skipped when absent)."""
+ICDAR-2013 dev PDFs (read at test time from the dev set, helpers.DEV_DATA; skipped when absent)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import DEV_DATA
 from PIL import Image, ImageDraw
 
 from worker.core.captions import capture_context, group_lines, is_continued_caption, is_rule
@@ -14,7 +15,7 @@ from worker.core.types import Word
 from worker.devtools.samples import financial_table, load_font, make_born_digital_pdf, render_table
 from worker.settings import Settings
 
-DEV = Path(__file__).resolve().parents[2] / "shared" / "eval" / "dev" / "icdar2013-eu"
+DEV = DEV_DATA / "icdar2013-eu"
 KNOWN = {
     "eu-001": (1, 2, 3),
     "eu-002": (1,),
@@ -123,7 +124,7 @@ def test_caption_from_a_born_digital_text_layer(tmp_path):
     assert ctx.notes == [] and ctx.below_clear is True
 
 
-@pytest.mark.skipif(not (DEV / "gt.jsonl").is_file(), reason="dev data ../shared/eval/dev not present")
+@pytest.mark.skipif(not (DEV / "gt.jsonl").is_file(), reason="no dev data (TABLESIGHT_DEV_DATA)")
 def test_captions_and_notes_on_the_icdar_dev_pdfs():
     from worker.inputs import open_document
     from worker.text_layer import pdf_words

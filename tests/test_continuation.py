@@ -1,6 +1,6 @@
 """Tables continued across pages: linked, merged, stored and chunked as one logical table.
 
-The ICDAR-2013 dev PDFs are read from ../shared/eval/dev at test time (never copied here);
+The ICDAR-2013 dev PDFs are read from the dev set (helpers.DEV_DATA) at test time (never copied here);
 tests needing them are skipped when that folder is absent.
 """
 
@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import DEV_DATA
 
 from worker.core.captions import capture_context
 from worker.core.continuation import Part, continues, link_parts, merge_grids
@@ -22,8 +23,8 @@ from worker.evaluation.dataset import GtCell, cells_in_crop, complete_grid
 from worker.evaluation.oracle import oracle_from_cells
 from worker.settings import Settings
 
-DEV = Path(__file__).resolve().parents[2] / "shared" / "eval" / "dev" / "icdar2013-eu"
-needs_dev = pytest.mark.skipif(not (DEV / "gt.jsonl").is_file(), reason="dev data ../shared/eval/dev not present")
+DEV = DEV_DATA / "icdar2013-eu"
+needs_dev = pytest.mark.skipif(not (DEV / "gt.jsonl").is_file(), reason="no dev data (TABLESIGHT_DEV_DATA)")
 
 
 def part(

@@ -7,12 +7,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers import DEV_DATA
 
 from worker.devtools.samples import TABLE_STYLES, financial_table, render_table, staffing_table
 from worker.evaluation.dataset import GtCell, GtTable
 from worker.evaluation.probes import Probe, binds, check, evaluate_table, make_probes, run_probes_eval
 
-DEV = Path(__file__).resolve().parents[2] / "shared" / "eval" / "dev"
+DEV = DEV_DATA
 
 
 def probe(value: str, rows: tuple[str, ...], cols: tuple[str, ...]) -> Probe:
@@ -86,7 +87,7 @@ def test_every_table_style_binds_every_probe_with_oracle_structure(style):
         assert result[key] == result["probes"], (style, key, result["failures"])
 
 
-@pytest.mark.skipif(not (DEV / "icdar2013-eu" / "gt.jsonl").is_file(), reason="dev data ../shared/eval/dev not present")
+@pytest.mark.skipif(not (DEV / "icdar2013-eu" / "gt.jsonl").is_file(), reason="no dev data (TABLESIGHT_DEV_DATA)")
 def test_dev_set_bind_rate_with_oracle_structure(tmp_path):
     """The acceptance figure: >= 99% bound, on rows and on chunks, with oracle structure."""
     results = run_probes_eval(DEV, ["none"], seed=0, max_tokens=256, progress=False)
@@ -96,7 +97,7 @@ def test_dev_set_bind_rate_with_oracle_structure(tmp_path):
     assert s["rows_find"] >= 0.99 and s["chunks_find"] >= 0.99, s
 
 
-@pytest.mark.skipif(not (DEV / "pubtabnet" / "gt.jsonl").is_file(), reason="dev data ../shared/eval/dev not present")
+@pytest.mark.skipif(not (DEV / "pubtabnet" / "gt.jsonl").is_file(), reason="no dev data (TABLESIGHT_DEV_DATA)")
 def test_eval_probes_cli(tmp_path, capsys):
     from worker.cli.main import main
 

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
+from helpers import DEV_DATA
 from test_probes import rendered_gt
 
 from worker.devtools.samples import TABLE_STYLES, financial_table, staffing_table
 from worker.evaluation.sql_eval import evaluate_level, lookups, run_sql_eval
 
-# ../shared/eval/dev beside the repository (a worktree one level deeper looks one level up too)
-DEV = next(
-    (p for p in (Path(__file__).resolve().parents[k] / "shared" / "eval" / "dev" for k in (2, 3)) if p.is_dir()),
-    Path(__file__).resolve().parents[2] / "shared" / "eval" / "dev",
-)
+DEV = DEV_DATA
 
 
 def test_rendered_tables_answer_every_lookup_and_aggregate_exactly():
@@ -45,7 +41,7 @@ def test_every_table_style_answers_its_lookups_exactly(style):
     assert rows[0]["exact"] == rows[0]["answered"] == rows[0]["lookups"], (style, rows[0]["failures"])
 
 
-@pytest.mark.skipif(not (DEV / "icdar2013-eu" / "gt.jsonl").is_file(), reason="dev data ../shared/eval/dev not present")
+@pytest.mark.skipif(not (DEV / "icdar2013-eu" / "gt.jsonl").is_file(), reason="no dev data (TABLESIGHT_DEV_DATA)")
 def test_dev_set_lookups_with_oracle_structure_are_exact():
     """The acceptance figure: >= 99% of lookups answered exactly with oracle structure."""
     s = run_sql_eval(DEV, ["none"], seed=0, progress=False)["summary"]["none"]
@@ -53,7 +49,7 @@ def test_dev_set_lookups_with_oracle_structure_are_exact():
     assert s["exact"] >= 0.99 and s["aggregates_exact"] >= 0.99, s
 
 
-@pytest.mark.skipif(not (DEV / "pubtabnet" / "gt.jsonl").is_file(), reason="dev data ../shared/eval/dev not present")
+@pytest.mark.skipif(not (DEV / "pubtabnet" / "gt.jsonl").is_file(), reason="no dev data (TABLESIGHT_DEV_DATA)")
 def test_eval_sql_cli(tmp_path, capsys):
     from worker.cli.main import main
 

@@ -1,4 +1,4 @@
-"""`tablesight eval ...`: quality measurement on ground-truth tables (e.g. ../shared/eval/dev)."""
+"""`tablesight eval ...`: quality measurement on ground-truth tables (the dev set: `--data DIR`)."""
 
 from __future__ import annotations
 

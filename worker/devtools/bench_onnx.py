@@ -2,7 +2,7 @@
 box differences (the contract: 1e-4 and 0.5 px) and CPU seconds per image at one thread,
 interleaved. Full-size random-weight models by default (the bench's cache), real pages.
 
-    python -m worker.devtools.bench_onnx ../shared/eval/dev --pages 4
+    python -m worker.devtools.bench_onnx DEV --pages 4
 """
 
 from __future__ import annotations
