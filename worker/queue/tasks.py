@@ -30,6 +30,7 @@ from worker.outputs import page_key
 from worker.queue.app import DOCUMENT_TASK, PAGES_TASK, app
 from worker.queue.cancel import remove_after_stop, stop_at_boundary
 from worker.queue.finish import fail_job, finalise, finish_page
+from worker.queue.page_reuse import output_settings
 from worker.queue.runtime import Runtime, runtime, shutdown
 from worker.queue.state import TERMINAL, options_hash
 from worker.settings import get_hooks
@@ -256,6 +257,7 @@ def _run(task: Task, rt: Runtime, job: dict[str, Any], todo: list[int], finished
     page_options = {k: job["options"].get(k) for k in ("dpi", "tables")}
     if engine != LEGACY_ENGINE:  # records written before engines existed stay reusable
         page_options["engine"] = job["options"]["engine"]
+    page_options["settings"] = output_settings(s)  # another configuration runs the page again
     marker = {"job_id": job_id, "page_options_hash": options_hash(page_options), "models": models}
     doc = rt.inputs.get(rt.storage, job["input_key"], job["sha256"])
     host = task.request.hostname
