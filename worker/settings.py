@@ -630,6 +630,9 @@ class ApiSettings(Group):
         "", description="per-deployment secret the callback POST is signed with (HMAC-SHA256); needed for callbacks"
     )
     callback_timeout: float = Field(10.0, gt=0, le=120, description="seconds one callback POST may take")
+    callback_ca_file: str = Field(
+        "", description="PEM file of the CAs https callbacks are verified against (a private CA); empty: certifi's"
+    )
     callback_retries: int = Field(8, ge=0, le=30, description="retries of a failed callback (jittered backoff)")
     callback_backoff_base: float = Field(2.0, gt=0, description="first callback retry delay, seconds (doubles)")
     callback_backoff_max: float = Field(300.0, gt=0, description="longest callback retry delay, seconds")

@@ -8,6 +8,7 @@ status always carry the same Idempotency-Key, so a retry after a lost answer is 
 
 from __future__ import annotations
 
+import ssl
 from typing import Any
 
 import httpx
@@ -34,8 +35,13 @@ def deliver(job: dict[str, Any], settings: Any) -> int:
     permanent failure as ValueError)."""
     req = build_request(str(job["callback_url"]), job, settings.api.callback_secret, settings.api.callback_hosts)
     try:
-        with httpx.Client(follow_redirects=False, timeout=settings.api.callback_timeout, trust_env=False) as http:
-            response = http.post(req.url, content=req.body, headers=req.headers)
+        ca_file = settings.api.callback_ca_file
+        verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=ca_file) if ca_file else True
+        extensions = {"sni_hostname": req.sni_hostname} if req.sni_hostname else {}
+        with httpx.Client(
+            follow_redirects=False, timeout=settings.api.callback_timeout, trust_env=False, verify=verify
+        ) as http:
+            response = http.post(req.url, content=req.body, headers=req.headers, extensions=extensions)
     except httpx.HTTPError as exc:
         raise _Retryable(f"{type(exc).__name__}: {exc}") from None
     code = response.status_code

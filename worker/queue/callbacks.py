@@ -164,9 +164,10 @@ def payload(job: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class Request:
-    url: str  # the URL to connect to (http: the checked address in place of the host)
+    url: str  # the URL to connect to: the checked address in place of the host
     headers: dict[str, str]
     body: bytes
+    sni_hostname: str | None = None  # https: the name TLS sends and the certificate must match
 
 
 def build_request(url: str, job: dict[str, Any], secret: str, allowed: str) -> Request:
@@ -185,9 +186,9 @@ def build_request(url: str, job: dict[str, Any], secret: str, allowed: str) -> R
         SIGNATURE_HEADER: sign(secret, timestamp, body),
         IDEMPOTENCY_HEADER: f"{job['job_id']}.{job.get('status')}",
     }
-    target = url
-    if scheme == "http":  # connect to the address just checked; TLS (https) checks the name itself
-        literal = f"[{address}]" if ":" in address else address
-        target = urlunsplit((scheme, f"{literal}:{port}", parts.path or "/", parts.query, ""))
-        headers["Host"] = parts.netloc
-    return Request(target, headers, body)
+    # connect to the address just checked, never to a second lookup of the name (DNS rebinding);
+    # https sends the name in SNI and verifies the certificate against it
+    literal = f"[{address}]" if ":" in address else address
+    target = urlunsplit((scheme, f"{literal}:{port}", parts.path or "/", parts.query, ""))
+    headers["Host"] = parts.netloc
+    return Request(target, headers, body, sni_hostname=host if scheme == "https" else None)
