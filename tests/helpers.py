@@ -51,23 +51,12 @@ def isolated_settings(**overrides: Any) -> Settings:
     return Settings(_env_file=None, **overrides)  # type: ignore[call-arg]
 
 
-def store_table(
-    storage: Any,
-    doc_id: str,
-    grid: Any,
-    *,
-    page: int = 1,
-    index: int = 1,
-    caption: str = "",
-    crop: Any = None,
-    origin: tuple[int, int] = (10, 10),
-) -> dict:
-    """Write one table (crop, HTML, exports, full record) as the pipeline does; returns its
-    manifest entry as a dict (worker.outputs.store_grid)."""
+def store_table(storage: Any, doc_id: str, grid: Any, **where: Any) -> dict:
+    """Write one table as the pipeline does (worker.outputs.store_grid: crop, HTML, exports, full
+    record); returns its manifest entry as a dict."""
     from worker.outputs import store_grid
 
-    entry = store_grid(storage, doc_id, grid, page=page, index=index, caption=caption, crop=crop, origin=origin)
-    return entry.dump()
+    return store_grid(storage, doc_id, grid, **where).dump()
 
 
 @dataclass(frozen=True)
