@@ -163,3 +163,32 @@ def test_caption_topic_drops_the_table_number() -> None:
     assert topic("Table 4. Household characteristics: 2003") == "Household characteristics: 2003"
     assert topic("TABLE 2 — Staff") == "Staff"
     assert topic("Staff by site") == "Staff by site"
+
+
+def test_cached_extraction_is_serialised_again_by_the_code_under_test(tmp_path: Path) -> None:
+    """A table stored with an older serialiser (no doubt marks, a stale description) is read by
+    `eval retrieval` through today's serialiser, so a chunker change is measured without
+    extracting again; the stored caption and notes are kept."""
+    from worker.core.doubt import UNSURE_MARK
+    from worker.core.serialise import TableContext, serialisations
+    from worker.evaluation.retrieval.corpus import stored_tables
+    from worker.storage import LocalStorage
+
+    rows = [["Variable", "Mean", "Std. Dev."], ["Age", "50.8", "15.9 21"], ["Men", "0.47", "0.50"]]
+    grid = TableGrid(
+        3, 3, [Cell(r, c, text=t, is_header=r == 0) for r, row in enumerate(rows) for c, t in enumerate(row)]
+    )
+    stale = serialisations(grid, TableContext("Table C1: Summary statistics", ["Source: SAVE 2009."], [3]), "p0003-t01")
+    stale["description"] = "stale"
+    stale["markdown"] = stale["markdown"].replace(UNSURE_MARK, "")
+    store = LocalStorage(tmp_path)
+    store.put_json("d1/manifest.json", {"doc_id": "d1", "tables": [{"table_id": "p0003-t01", "page": 3}]})
+    store.put_json(
+        "d1/tables/p0003-t01.json",
+        {"table_id": "p0003-t01", "page": 3, "grid": grid.to_dict(), "serialisations": stale, "context": {}},
+    )
+    (t,) = stored_tables(store, "d1", "eu-027")
+    assert t.ser["description"].startswith("Table: Table C1: Summary statistics\nPage: 3")
+    assert "Source: SAVE 2009." in t.ser["description"]
+    assert f"| Age | 50.8 | 15.9 21{UNSURE_MARK} |" in t.ser["markdown"]
+    assert "| Men | 0.47 | 0.50 |" in t.ser["markdown"]

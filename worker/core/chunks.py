@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from worker.core.doubt import unsure_slots
 from worker.core.headers import PATH_SEP
 from worker.core.html_out import grid_to_html
 from worker.core.types import Cell, TableGrid
@@ -208,6 +209,7 @@ def chunk_table(
         spans = [_Span(list(range(len(rows))), whole_tokens - head_tokens)]
     else:
         spans = plan(rows, row_tokens, max_tokens - head_tokens)
+    doubted = {r for r, c in unsure_slots(grid, int(ser.get("header_rows", 0))) if c > 0}
     out = []
     for k, span in enumerate(spans):
         chosen = [rows[i] for i in span.rows]
@@ -216,7 +218,11 @@ def chunk_table(
             body.insert(0, _md_group_line(list(chosen[0]["group"]), grid.n_cols))
         text = header + sep + "\n".join(body)
         tokens = count(text)
-        flags = sorted(span.flags | ({"over_budget"} if tokens > max_tokens else set()))
+        flags = sorted(
+            span.flags
+            | ({"over_budget"} if tokens > max_tokens else set())
+            | ({"unsure_values"} if any(r["row"] in doubted for r in chosen) else set())
+        )
         if head_tokens >= max_tokens:
             flags = sorted(set(flags) | {"header_over_budget"})
         if chosen:

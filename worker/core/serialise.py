@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from worker.core.doubt import mark, unsure_slots
 from worker.core.headers import (
     PATH_SEP,
     BodyRow,
@@ -88,10 +89,11 @@ def _span_label(labels: list[str], first: int, last: int) -> str:
     return SPAN_JOIN.join(out)
 
 
-def row_line(row: BodyRow, labels: list[str]) -> str:
+def row_line(row: BodyRow, labels: list[str], unsure: frozenset[int] = frozenset()) -> str:
     """`Row label; Column: value; ...` for one data row: the row label first (with its column's
     label when it has one), empty cells left out, a cell spanning columns said once under
-    the joined labels of the columns it covers (`Q3 + Q4: Closed`)."""
+    the joined labels of the columns it covers (`Q3 + Q4: Closed`). A value in an `unsure`
+    column is marked (`worker.core.doubt`)."""
     n = len(row.cells)
     starts = [c for c in range(n) if row.starts[c] or c == 0]
     ends = [*(s - 1 for s in starts[1:]), n - 1]
@@ -101,7 +103,7 @@ def row_line(row: BodyRow, labels: list[str]) -> str:
         label = _span_label(labels, 0, ends[0])
         parts.append(f"{label}: {head}" if label else head)
     for first, last in zip(starts[1:], ends[1:]):
-        text = row.cells[first]
+        text = mark(row.cells[first]) if first in unsure else row.cells[first]
         if text:
             label = _span_label(labels, first, last)
             parts.append(f"{label}: {text}" if label else text)
@@ -112,8 +114,15 @@ def _md_escape(text: str) -> str:
     return clean(text).replace("\\", "\\\\").replace("|", "\\|")
 
 
-def markdown(grid: TableGrid, header_rows: int, labels: list[str], rows: list[BodyRow]) -> tuple[str, list[str]]:
-    """A Markdown table (header = flattened labels) and why it is lossy ([] when it is exact)."""
+def markdown(
+    grid: TableGrid,
+    header_rows: int,
+    labels: list[str],
+    rows: list[BodyRow],
+    unsure: set[tuple[int, int]] | None = None,
+) -> tuple[str, list[str]]:
+    """A Markdown table (header = flattened labels) and why it is lossy ([] when it is exact);
+    a value in an `unsure` slot is marked (`worker.core.doubt`)."""
     if grid.n_rows == 0 or grid.n_cols == 0:
         return "", []
     reasons = []
@@ -134,7 +143,10 @@ def markdown(grid: TableGrid, header_rows: int, labels: list[str], rows: list[Bo
         reasons.append("cells spanning rows or columns repeated")
     lines = ["| " + " | ".join(_md_escape(h) for h in labels) + " |", "|" + "---|" * grid.n_cols]
     for r in rows:
-        cells = [r.cells[0], *[""] * (grid.n_cols - 1)] if r.kind == "group" else r.cells
+        if r.kind == "group":
+            cells = [r.cells[0], *[""] * (grid.n_cols - 1)]
+        else:
+            cells = [mark(t) if c and (r.row, c) in (unsure or ()) else t for c, t in enumerate(r.cells)]
         lines.append("| " + " | ".join(_md_escape(t) for t in cells) + " |")
     return "\n".join(lines), reasons
 
@@ -168,8 +180,14 @@ def serialisations(grid: TableGrid, context: TableContext | None = None, table_i
         paths, _numeric_columns(rows, grid.n_cols), context.caption, context.notes, _percent_columns(rows, grid.n_cols)
     )
     used = line_labels(labels, units)
-    lines = [row_line(r, used) if r.kind == "data" else "" for r in rows]
-    md, lossy = markdown(grid, header_rows, labels, rows)
+    unsure = unsure_slots(grid, header_rows)
+    lines = [
+        row_line(r, used, frozenset(c for c in range(1, grid.n_cols) if (r.row, c) in unsure))
+        if r.kind == "data"
+        else ""
+        for r in rows
+    ]
+    md, lossy = markdown(grid, header_rows, labels, rows, unsure)
     return {
         "version": SERIALISATION_VERSION,
         "header_rows": header_rows,

@@ -137,9 +137,17 @@ def stored_tables(storage: Any, doc_id: str, doc: str) -> list[SourceTable]:
 
     manifest = storage.get_json(manifest_key(doc_id))
     return [
-        SourceTable(doc, t.table_id, t.grid, t.serialisations, list(t.pages), dict(t.row_pages))
+        SourceTable(doc, t.table_id, t.grid, _current(t), list(t.pages), dict(t.row_pages))
         for t in iter_logical_tables(storage, manifest)
     ]
+
+
+def _current(t: Any) -> dict[str, Any]:
+    """A stored table's serialisations made again from its grid and context with today's code,
+    so a cached extraction measures the serialiser under test, not the one it was stored by."""
+    ser = t.serialisations
+    context = TableContext(str(ser.get("caption") or ""), [str(n) for n in ser.get("notes") or []], list(t.pages))
+    return serialisations(t.grid, context, table_id=t.table_id)
 
 
 # --- table representations -------------------------------------------------------------

@@ -8,7 +8,8 @@ No model and no guessing. In a unit's text the reader looks for
   the row labels, read by position under the header cell holding the column labels.
 Among the lines that qualify, one whose head ends in the row label is preferred (as
 `Q4 2009` should not read from `Q1 2009 - Q4 2009`). Word matches are whole words
-(`worker.evaluation.probes`), compared on whitespace-collapsed text.
+(`worker.evaluation.probes`), compared on whitespace-collapsed text. A value the unit marks
+as doubtful (`worker.core.doubt.UNSURE_MARK`) is read with its mark, and scored `unsure`.
 """
 
 from __future__ import annotations

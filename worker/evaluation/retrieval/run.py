@@ -11,7 +11,9 @@ it. Per question, with the top `K` units:
   can read the question's labels from: `answer` when that unit is on the question's page and
   the value read is the cell's, `wrong` when it is on that page but the value differs,
   `other` when the unit is from another page or document (read from another table), and
-  `none` when no unit of the top 5 reads at all.
+  `none` when no unit of the top 5 reads at all. A value read with the doubt mark
+  (`worker.core.doubt`) on the question's page is `unsure`: stated as doubtful, so neither
+  a confident answer nor a confident wrong one.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from worker.core.chunks import approx_tokens, chunk_table, data_rows, description_chunk
+from worker.core.doubt import UNSURE_MARK
 from worker.evaluation.dataset import GtTable, load_tables
 from worker.evaluation.pages_eval import GtPageTable, load_page_tables
 from worker.evaluation.probes import gt_grid, gt_header_rows, norm
@@ -53,7 +56,7 @@ K = 5
 SOURCES = ("oracle", "text", "scan")
 REPRESENTATIONS = ("naive", "markdown", "rows", "chunks")
 RETRIEVERS = ("bm25", "hashing")
-OUTCOMES = ("answer", "wrong", "other", "none")
+OUTCOMES = ("answer", "wrong", "unsure", "other", "none")
 DOCUMENTS_VERSION = 1  # bump when questions or the corpus change: the cached documents are rebuilt
 
 
@@ -175,6 +178,8 @@ def score_question(q: Question, units: list[Unit], ranked: list[int]) -> dict[st
             continue
         if not on_page(u):
             outcome = "other"
+        elif value.endswith(UNSURE_MARK.strip()):
+            outcome = "unsure"  # stated as doubtful (`worker.core.doubt`): not a confident answer
         else:
             outcome = "answer" if norm(value) == norm(q.probe.value) else "wrong"
         where = f"{u.doc} p{','.join(map(str, u.pages))}"
@@ -193,7 +198,7 @@ EXAMPLES = 8
 
 def examples(rows: list[tuple[Question, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
     """A few questions per failing outcome (labels phrasing), to read what went wrong."""
-    out: dict[str, list[dict[str, Any]]] = {"wrong": [], "other": [], "none": []}
+    out: dict[str, list[dict[str, Any]]] = {"wrong": [], "unsure": [], "other": [], "none": []}
     for q, r in rows:
         if q.kind == "labels" and r["outcome"] in out and len(out[r["outcome"]]) < EXAMPLES:
             out[r["outcome"]].append(
@@ -355,8 +360,8 @@ def format_results(res: dict[str, Any], kinds: Sequence[str] = ("all",)) -> str:
             f"kind: {kind}",
             "",
             "| source | representation | retriever | units | n | find@1 | find@5 | answer | wrong (right page) "
-            "| other table | none |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
+            "| unsure | other table | none |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in res["results"]:
             b = r["kinds"].get(kind)
@@ -365,6 +370,6 @@ def format_results(res: dict[str, Any], kinds: Sequence[str] = ("all",)) -> str:
             lines.append(
                 f"| {r['source']} | {r['representation']} | {r['retriever']} | {r['units']} | {b['n']} "
                 f"| {b['find@1']:.3f} | {b['find@5']:.3f} | {b['answer']:.3f} | {b['wrong']:.3f} "
-                f"| {b['other']:.3f} | {b['none']:.3f} |"
+                f"| {b.get('unsure', 0.0):.3f} | {b['other']:.3f} | {b['none']:.3f} |"
             )
     return "\n".join(lines)

@@ -1,0 +1,104 @@
+"""Values the extraction doubts are said to be doubtful in every chunk layout, never hidden;
+the strict reader of `eval retrieval` reads them as `unsure`, not as a confident answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from worker.core.chunks import LAYOUTS, chunk_table
+from worker.core.doubt import UNSURE_MARK, several_numbers, unsure_slots
+from worker.core.serialise import TableContext, serialisations
+from worker.core.types import Cell, TableGrid
+from worker.evaluation.probes import Probe
+from worker.evaluation.retrieval.corpus import Unit
+from worker.evaluation.retrieval.questions import Question
+from worker.evaluation.retrieval.reader import read
+from worker.evaluation.retrieval.run import score_question
+
+CAPTION = "Table C1: Summary statistics of the survey"
+
+
+def stats_table() -> TableGrid:
+    """Variable | Mean | Std. Dev. | Max, where Std. Dev. and a lost Min column were read as one
+    (`15.9 21`), and the last row's value was read with low confidence (a note line in it)."""
+    rows = [
+        ["Variable", "Mean", "Std. Dev.", "Max"],
+        ["Age", "50.8", "15.9 21", "90"],
+        ["Income", "2,127", "1 389", "22,500"],
+        ["Children", "1.67", "1.38", "8"],
+    ]
+    cells = [Cell(r, c, text=t, is_header=r == 0) for r, row in enumerate(rows) for c, t in enumerate(row)]
+    cells = [Cell(3, 3, text="8 see note", confidence=0.2) if (x.row, x.col) == (3, 3) else x for x in cells]
+    return TableGrid(4, 4, cells, header_rows=1)
+
+
+@pytest.mark.parametrize(
+    ("text", "several"),
+    [
+        ("15.9 21", True),
+        ("21 11", True),
+        ("0.50 0", True),
+        ("1 389", False),  # thousands in groups: one number
+        ("12 345 678", False),
+        ("45 (12%)", False),  # a count and its share: one cell's value
+        ("1990-94", False),
+        ("50.8", False),
+        ("Single 25g", False),
+    ],
+)
+def test_two_bare_numbers_side_by_side_are_two_columns_read_as_one(text: str, several: bool) -> None:
+    assert several_numbers(text) is several
+
+
+def test_doubted_slots_are_the_merged_cell_and_the_low_confidence_cell_only() -> None:
+    assert unsure_slots(stats_table(), 1) == {(1, 2), (3, 3)}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_doubted_value_is_stated_with_its_mark_under_its_labels_and_the_rest_plainly(layout: str) -> None:
+    grid = stats_table()
+    ser = serialisations(grid, TableContext(CAPTION, [], [3]))
+    chunks = chunk_table(grid, ser, 512, layout=layout)
+    assert len(chunks) == 1, "a small table stays whole"
+    text = chunks[0]["text"]
+    assert CAPTION in text
+    assert "unsure_values" in chunks[0]["flags"]
+    assert f"15.9 21{UNSURE_MARK}" in text and f"8 see note{UNSURE_MARK}" in text, "marked, never hidden"
+
+    def probe(row: str, col: str, value: str) -> Probe:
+        return Probe("t", 0, 1, value, (row,), (col,))
+
+    assert read(text, probe("Age", "Std. Dev.", "15.9")) == f"15.9 21{UNSURE_MARK}"
+    assert read(text, probe("Age", "Mean", "50.8")) == "50.8", "a sure value in the same row is plain"
+    assert read(text, probe("Income", "Std. Dev.", "1 389")) == "1 389"
+    assert read(text, probe("Children", "Max", "8")) == f"8 see note{UNSURE_MARK}"
+
+
+def test_a_table_with_nothing_doubted_carries_no_mark_and_no_flag() -> None:
+    cells = [
+        Cell(r, c, text=t, is_header=r == 0)
+        for r, row in enumerate([["Country", "2007"], ["Austria", "109"], ["Germany", "1 234"]])
+        for c, t in enumerate(row)
+    ]
+    grid = TableGrid(3, 2, cells, header_rows=1)
+    ser = serialisations(grid, TableContext("Table 1. Samples", [], [1]))
+    for layout in LAYOUTS:
+        (chunk,) = chunk_table(grid, ser, 512, layout=layout)
+        assert UNSURE_MARK not in chunk["text"] and "unsure_values" not in chunk["flags"]
+        assert "Austria" in chunk["text"] and "109" in chunk["text"]
+
+
+def test_the_retrieval_reader_scores_a_marked_value_unsure_not_wrong_nor_answered() -> None:
+    grid = stats_table()
+    ser = serialisations(grid, TableContext(CAPTION, [], [3]))
+    (chunk,) = chunk_table(grid, ser, 512, layout="table")
+    unit = Unit(chunk["text"], "doc", (3,), "table")
+
+    def outcome(row: str, col: str, value: str) -> str:
+        q = Question("labels", f"{row} {col}", "doc", 3, "t", Probe("t", 0, 1, value, (row,), (col,)))
+        return str(score_question(q, [unit], [0])["outcome"])
+
+    assert outcome("Age", "Std. Dev.", "15.9") == "unsure"
+    assert outcome("Children", "Max", "8") == "unsure"
+    assert outcome("Age", "Mean", "50.8") == "answer"
+    assert outcome("Age", "Max", "91") == "wrong"
