@@ -333,7 +333,8 @@ def test_image_environment_runs_worker_and_healthcheck(build_root: Path) -> None
     container paths mapped to folders there. Not replayed: apt-get (this machine's Debian 12
     poppler and tesseract stand in for the image's, the same release), the user account, USER,
     and the COPY --from steps (the files are already where the next stage reads them).
-    One substitution: the torch layer (Replay.TORCH_SUBSTITUTE says why). pip uses this
+    One substitution: the torch layer (Replay.TORCH_SUBSTITUTE says why), linked from this
+    machine's installed copy of the same pins when it has one (Replay.link_layer). pip uses this
     machine's configuration (its local wheel mirror and cache) where Docker would use PyPI; the
     --require-hashes step checks those files against the lock's PyPI hashes.
 
