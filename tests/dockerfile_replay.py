@@ -125,6 +125,9 @@ class Replay:
             if not k.startswith(("TABLESIGHT_", "VIRTUAL_ENV", "PYTHON", "CONDA", "HF_"))
         }
         keep["PATH"] = f"{shims}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+        # pip configuration, like the local mirror: no byte-compiling of every installed module
+        # (the image compiles them at build; the replay only runs a worker from them)
+        keep["PIP_NO_COMPILE"] = "1"
         self.base_env = keep
         self.env = dict(keep)
         self.cwd = root

@@ -316,9 +316,13 @@ def test_worker_health_rejects_a_bad_timeout() -> None:
 
 @pytest.fixture
 def build_root(tmp_path: Path):  # noqa: ANN201 - a generator fixture
-    """tmp_path, without the ~6 GB venv afterwards, pass or fail (pytest keeps its last tmp dirs)."""
+    """tmp_path, without the ~6 GB venv afterwards, pass or fail (pytest keeps its last tmp dirs).
+    It is deleted in the background: the suite goes on while the disk frees it."""
     yield tmp_path
-    shutil.rmtree(tmp_path / "venv", ignore_errors=True)
+    trash = tmp_path / "venv-deleted"
+    if (tmp_path / "venv").exists():
+        (tmp_path / "venv").rename(trash)
+        subprocess.Popen(["rm", "-rf", str(trash)], start_new_session=True)
 
 
 @pytest.mark.slow
