@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_chunks import body_range, long_table
+from test_chunks import body_range, grid_of_kinds, long_table
 
 from worker.core.chunks import LAYOUTS, PREAMBLES, approx_tokens, chunk_preamble, chunk_table
 from worker.core.serialise import TableContext, serialisations
-from worker.core.types import Cell, TableGrid
+from worker.core.types import TableGrid
 from worker.evaluation.probes import Probe
 from worker.evaluation.retrieval.reader import read
 
@@ -86,23 +86,7 @@ def test_a_table_chunk_opening_inside_a_section_repeats_the_section_row() -> Non
     preamble=st.sampled_from(PREAMBLES),
 )
 def test_ranges_cover_the_body_exactly_once_in_every_layout(kinds: list[str], budget: int, layout: str, preamble: str):
-    cells = [Cell(0, 0, text="Name", is_header=True), Cell(0, 1, text="Value", is_header=True)]
-    r = 1
-    for i, kind in enumerate(kinds):
-        if kind == "group":
-            cells.append(Cell(r, 0, 1, 2, f"Group {i}"))
-            r += 1
-        elif kind == "tied":
-            cells += [Cell(r, 0, 2, 1, f"Pair {i}"), Cell(r, 1, text=str(i)), Cell(r + 1, 1, text=str(i + 1))]
-            r += 2
-        elif kind == "empty":
-            cells += [Cell(r, 0), Cell(r, 1)]
-            r += 1
-        else:
-            cells += [Cell(r, 0, text=f"Row {i}"), Cell(r, 1, text=f"{i} units")]
-            r += 1
-    grid = TableGrid(r, 2, cells, header_rows=1)
-    grid.owner_map()
+    grid = grid_of_kinds(kinds)
     ser = serialisations(grid)
     chunks = chunk_table(grid, ser, budget, layout=layout, preamble=preamble)
     check(grid, ser, chunks, budget, preamble)

@@ -127,11 +127,9 @@ def test_approx_tokens():
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    kinds=st.lists(st.sampled_from(["data", "data", "data", "group", "tied", "empty"]), min_size=1, max_size=30),
-    budget=st.integers(min_value=1, max_value=200),
-)
-def test_ranges_cover_the_body_exactly_once(kinds: list[str], budget: int):
+def grid_of_kinds(kinds: list[str]) -> TableGrid:
+    """A two-column table with one header row and a body of the given row kinds: data rows,
+    group rows spanning both columns, pairs of rows tied by a row-spanning label, empty rows."""
     cells = [Cell(0, 0, text="Name", is_header=True), Cell(0, 1, text="Value", is_header=True)]
     r = 1
     for i, kind in enumerate(kinds):
@@ -149,6 +147,15 @@ def test_ranges_cover_the_body_exactly_once(kinds: list[str], budget: int):
             r += 1
     grid = TableGrid(r, 2, cells, header_rows=1)
     grid.owner_map()
+    return grid
+
+
+@given(
+    kinds=st.lists(st.sampled_from(["data", "data", "data", "group", "tied", "empty"]), min_size=1, max_size=30),
+    budget=st.integers(min_value=1, max_value=200),
+)
+def test_ranges_cover_the_body_exactly_once(kinds: list[str], budget: int):
+    grid = grid_of_kinds(kinds)
     ser = serialisations(grid)
     check_chunks(grid, ser, chunk_table(grid, ser, budget), budget)
 
