@@ -9,10 +9,14 @@ view that answers questions on it. The chunking itself is pure (`worker.core.chu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from worker.core.chunks import TokenCounter
+
+if TYPE_CHECKING:
+    from worker.retrieval.logical_tables import LogicalTable
 
 # The chunk layout every caller serves, chosen by `tablesight eval retrieval` on dev (docs/retrieval.md):
 # rows as a Markdown table under the column paths, headed by the full description. To become
@@ -59,6 +63,39 @@ def _local(name: str) -> bool:
         return False
 
 
+def table_chunks(
+    table: LogicalTable,
+    max_tokens: int,
+    count: TokenCounter,
+    max_rows: int,
+    describe: Callable[[LogicalTable], str],
+    *,
+    layout: str = "labelled",
+    preamble: str = "full",
+) -> list[dict[str, Any]]:
+    """One table's chunks: its rows (`worker.core.chunks.chunk_table`), or, with more than
+    `max_rows` data rows (when > 0), one description chunk (`describe(table)`) that routes
+    the question to SQL instead."""
+    from worker.core.chunks import chunk_table, data_rows, description_chunk
+
+    if max_rows > 0 and data_rows(table.serialisations) > max_rows:
+        text = describe(table)
+        return [
+            description_chunk(table.grid, table.serialisations, text, count, table_id=table.table_id, pages=table.pages)
+        ]
+    return chunk_table(
+        table.grid,
+        table.serialisations,
+        max_tokens,
+        count,
+        table_id=table.table_id,
+        pages=table.pages,
+        row_pages=table.row_pages,
+        layout=layout,
+        preamble=preamble,
+    )
+
+
 def document_chunks(
     storage: Any,
     doc_id: str,
@@ -69,10 +106,8 @@ def document_chunks(
     layout: str = "labelled",
     preamble: str = "full",
 ) -> list[dict[str, Any]]:
-    """Every chunk of a stored document, tables in page order, merged tables once; a table with
-    more than `max_rows` data rows (when > 0) gives one description chunk instead of its rows.
+    """Every chunk of a stored document, tables in page order, merged tables once (`table_chunks`).
     `layout` and `preamble`: `worker.core.chunks.chunk_table` (callers pass the settings')."""
-    from worker.core.chunks import chunk_table, data_rows, description_chunk
     from worker.outputs import manifest_key
     from worker.retrieval.descriptions import table_description
     from worker.retrieval.logical_tables import iter_logical_tables
@@ -80,25 +115,16 @@ def document_chunks(
     manifest = storage.get_json(manifest_key(doc_id))
     out = []
     for table in iter_logical_tables(storage, manifest):
-        if max_rows > 0 and data_rows(table.serialisations) > max_rows:
-            text = table_description(storage, doc_id, table)
-            chunk = description_chunk(
-                table.grid, table.serialisations, text, count, table_id=table.table_id, pages=table.pages
-            )
-            out.append({"doc_id": doc_id, **chunk, "parts": table.parts})
-            continue
-        for chunk in chunk_table(
-            table.grid,
-            table.serialisations,
+        chunks = table_chunks(
+            table,
             max_tokens,
             count,
-            table_id=table.table_id,
-            pages=table.pages,
-            row_pages=table.row_pages,
+            max_rows,
+            lambda t: table_description(storage, doc_id, t),
             layout=layout,
             preamble=preamble,
-        ):
-            out.append({"doc_id": doc_id, **chunk, "parts": table.parts})
+        )
+        out += [{"doc_id": doc_id, **chunk, "parts": table.parts} for chunk in chunks]
     return out
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from worker.core.chunks import approx_tokens, chunk_table, data_rows, description_chunk
+from worker.core.chunks import approx_tokens
 from worker.core.doubt import UNSURE_MARK
 from worker.evaluation.dataset import GtTable, load_tables
 from worker.evaluation.pages_eval import GtPageTable, load_page_tables
@@ -119,24 +119,13 @@ def shipped_chunker(
     max_tokens: int, max_rows: int, layout: str = "labelled", preamble: str = "full"
 ) -> Callable[[SourceTable], list[dict[str, Any]]]:
     """The chunks `tablesight chunks` gives (`worker.retrieval.chunks.document_chunks`)."""
+    from worker.retrieval.chunks import table_chunks
     from worker.retrieval.descriptions import describe
     from worker.retrieval.logical_tables import LogicalTable
 
     def chunk(t: SourceTable) -> list[dict[str, Any]]:
-        if max_rows > 0 and data_rows(t.ser) > max_rows:
-            lt = LogicalTable(t.table_id, [t.table_id], t.pages, t.grid, t.ser, t.row_pages)
-            return [description_chunk(t.grid, t.ser, describe(lt), approx_tokens, table_id=t.table_id, pages=t.pages)]
-        return chunk_table(
-            t.grid,
-            t.ser,
-            max_tokens,
-            approx_tokens,
-            table_id=t.table_id,
-            pages=t.pages,
-            row_pages=t.row_pages,
-            layout=layout,
-            preamble=preamble,
-        )
+        lt = LogicalTable(t.table_id, [t.table_id], t.pages, t.grid, t.ser, t.row_pages)
+        return table_chunks(lt, max_tokens, approx_tokens, max_rows, describe, layout=layout, preamble=preamble)
 
     return chunk
 
