@@ -667,6 +667,14 @@ class NormaliseSettings(Group):
     background: bool = Field(
         False, description="divide the page by a smooth estimate of its paper (grey, tinted, unevenly lit pages)"
     )
+    rescale: bool = Field(
+        False,
+        description="scale a page whose text's x-height is far from `x_height` (low-resolution scans up, "
+        "very large ones down) so the models and the OCR read text at the size they read best",
+    )
+    x_height: float = Field(
+        11.0, gt=0, description="x-height (px) pages are rescaled to: 9-10 pt text rendered at 144 dpi"
+    )
     clean: bool = Field(
         True,
         description="the detector reads normalised pages cleaned (paper stretched to white, ink to black, "

@@ -26,6 +26,8 @@ def normalise(image: Image.Image, settings: Settings) -> tuple[Image.Image, Page
         max_skew=n.max_skew,
         min_skew=n.min_skew,
         background=n.background,
+        rescale=n.rescale,
+        x_height=n.x_height,
         threads=settings.ocr.threads or 1,
     )
     done = normalise_page(image, options)
