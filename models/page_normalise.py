@@ -387,6 +387,28 @@ def clean_page(image: Image.Image) -> Image.Image:
     return Image.fromarray(grey.astype(np.uint8))
 
 
+BINARY_MID_GREY = 0.1  # an image with fewer grey pixels than this per black one is black-and-white
+SOFTEN_SIGMA = 0.6  # px: about the antialiasing of a clean render
+
+
+def is_binary(image: Image.Image) -> bool:
+    """Whether `image` is black and white (a photocopy, a fax, a thresholded scan): next to no
+    pixels between ink and paper, where a render or a grey scan has antialiased edges."""
+    grey = np.asarray(image.convert("L"))
+    black = int((grey <= 40).sum())
+    if black < 50:  # too little ink to tell
+        return False
+    return int(((grey > 40) & (grey < 215)).sum()) < BINARY_MID_GREY * black
+
+
+def soften_binary(image: Image.Image) -> Image.Image:
+    """A black-and-white crop with its edges softened to grey, as a render antialiases them; any
+    other crop as it is. The structure model and the OCR are trained on antialiased text."""
+    if not is_binary(image):
+        return image
+    return image.convert("L").filter(ImageFilter.GaussianBlur(SOFTEN_SIGMA)).convert(image.mode)
+
+
 def _box_sum(mask: np.ndarray, radius: int) -> np.ndarray:
     """Count of true pixels in the (2 * radius + 1) square around each pixel (integral image)."""
     padded = np.pad(mask.astype(np.int32), ((radius + 1, radius), (radius + 1, radius)))

@@ -672,6 +672,11 @@ class NormaliseSettings(Group):
         description="scale a page whose text's x-height is far from `x_height` (low-resolution scans up, "
         "very large ones down) so the models and the OCR read text at the size they read best",
     )
+    soften_binary: bool = Field(
+        False,
+        description="table crops that are black and white (photocopies, faxes) are read by the structure "
+        "model and the OCR with their edges softened to grey, as a render antialiases them",
+    )
     x_height: float = Field(
         11.0, gt=0, description="x-height (px) pages are rescaled to: 9-10 pt text rendered at 144 dpi"
     )

@@ -53,3 +53,13 @@ def detector_input(image: Image.Image, settings: Settings) -> Image.Image:
     from models.page_normalise import clean_page
 
     return clean_page(image)
+
+
+def crop_input(crop: Image.Image, settings: Settings) -> Image.Image:
+    """What the structure model and the OCR read of a table crop: a black-and-white crop (a
+    photocopy) softened to grey edges when `normalise.soften_binary` is on; any other crop as it is."""
+    if not settings.normalise.soften_binary:
+        return crop
+    from models.page_normalise import soften_binary
+
+    return soften_binary(crop)
