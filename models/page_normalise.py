@@ -45,6 +45,7 @@ from worker.core.page_transform import (
     map_box,
     quarter_turn,
     rotation,
+    scaling,
     translation,
 )
 
@@ -67,6 +68,9 @@ class NormaliseOptions:
     osd_min_confidence: float = 1.5  # tesseract's orientation confidence needed to turn a page
     osd_when_unsure: bool = True  # projection: ask tesseract's OSD when the ink ratio is near 1
     background: bool = False
+    rescale: bool = False
+    x_height: float = 11.0  # px the text's x-height is scaled to (a 9-10 pt text at 144 dpi: what the models read best)
+    rescale_band: float = 1.3  # pages whose x-height is within this factor of `x_height` are left alone
     threads: int = 1
 
 
@@ -113,13 +117,19 @@ def normalise_page(image: Image.Image, options: NormaliseOptions | None = None) 
             to_norm = compose(to_norm, quarter_turn(2, image.width, image.height))
             image = image.transpose(Image.Transpose.ROTATE_180)
             turns = (turns + 2) % 4
+    scale = 1.0
+    if options.rescale:
+        scale = rescale_factor(estimate_x_height(image), options.x_height, options.rescale_band)
+        if scale != 1.0:
+            image, m = rescale(image, scale)
+            to_norm = compose(to_norm, m)
     if options.background:
         image = flatten_background(image)
     transform = PageTransform(
         to_original=invert(to_norm),
         quarter_turns=turns,
         skew=round(applied, 3),
-        scale=1.0,
+        scale=scale,
         size=image.size,
         original_size=original_size,
     )
@@ -165,6 +175,58 @@ def ascender_ratio(image: Image.Image, strips: int = 4) -> float:
     if above + below == 0:
         return 0.0
     return (above + 1.0) / (below + 1.0)
+
+
+X_HEIGHT_WORK_SIDE = 2400  # the x-height is measured on a copy this long (a 300-dpi A4 page: 1 px = 1.5 px)
+MAX_RESCALE = 2.5  # a page is never scaled by more than this either way
+
+
+def estimate_x_height(image: Image.Image, strips: int = 4) -> float:
+    """The x-height of the page's text in pixels (0.0 when no text line is found): the core of
+    each text line (its rows holding at least half the line's peak ink), the median over the
+    lines of a straight page weighted by their ink, so specks and dots count for next to nothing."""
+    ink, factor = _ink(image, X_HEIGHT_WORK_SIDE)
+    h, w = ink.shape
+    cores: list[tuple[int, float]] = []
+    for s in range(strips):
+        profile = ink[:, s * w // strips : (s + 1) * w // strips].sum(axis=1).astype(np.float64)
+        on = profile > 0
+        edges = np.flatnonzero(np.diff(np.concatenate([[0], on.astype(np.int8), [0]])))
+        for a, b in zip(edges[::2], edges[1::2]):
+            if not 3 <= b - a <= 120:  # rules and figures are not text lines
+                continue
+            band = profile[a:b]
+            core = np.flatnonzero(band >= 0.5 * band.max())
+            cores.append((int(core[-1] - core[0] + 1), float(band.sum())))
+    if not cores:
+        return 0.0
+    cores.sort()
+    half, seen = sum(mass for _, mass in cores) / 2, 0.0
+    for height, mass in cores:
+        seen += mass
+        if seen >= half:
+            return height / factor
+    return 0.0  # unreachable: the masses sum past half
+
+
+def rescale_factor(x_height: float, target: float, band: float) -> float:
+    """The scale that brings `x_height` to `target`, or 1.0 when it is within `band` of it
+    (or unknown): a resampling costs detail, so only a clear mismatch is worth one."""
+    if x_height <= 0 or target <= 0:
+        return 1.0
+    scale = target / x_height
+    if 1 / band <= scale <= band:
+        return 1.0
+    return round(min(MAX_RESCALE, max(1 / MAX_RESCALE, scale)), 4)
+
+
+def rescale(image: Image.Image, scale: float) -> tuple[Image.Image, Affine]:
+    """`image` resized by `scale` (area-averaged down, bicubic up) and the map onto the result:
+    the exact factors of the rounded size, so a box maps back onto the same pixels."""
+    w, h = image.size
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    method = Image.Resampling.LANCZOS if scale < 1 else Image.Resampling.BICUBIC
+    return image.resize(size, method), scaling(size[0] / w, size[1] / h)
 
 
 def rotate_expand(image: Image.Image, angle: float) -> tuple[Image.Image, Affine]:
@@ -323,6 +385,28 @@ def clean_page(image: Image.Image) -> Image.Image:
     spread = Image.fromarray(centres.astype(np.uint8) * 255).filter(ImageFilter.MaxFilter(2 * SPECK_CORE + 1))
     grey = np.where(dark & (np.asarray(spread) > 0), 255.0, grey)
     return Image.fromarray(grey.astype(np.uint8))
+
+
+BINARY_MID_GREY = 0.1  # an image with fewer grey pixels than this per black one is black-and-white
+SOFTEN_SIGMA = 0.6  # px: about the antialiasing of a clean render
+
+
+def is_binary(image: Image.Image) -> bool:
+    """Whether `image` is black and white (a photocopy, a fax, a thresholded scan): next to no
+    pixels between ink and paper, where a render or a grey scan has antialiased edges."""
+    grey = np.asarray(image.convert("L"))
+    black = int((grey <= 40).sum())
+    if black < 50:  # too little ink to tell
+        return False
+    return int(((grey > 40) & (grey < 215)).sum()) < BINARY_MID_GREY * black
+
+
+def soften_binary(image: Image.Image) -> Image.Image:
+    """A black-and-white crop with its edges softened to grey, as a render antialiases them; any
+    other crop as it is. The structure model and the OCR are trained on antialiased text."""
+    if not is_binary(image):
+        return image
+    return image.convert("L").filter(ImageFilter.GaussianBlur(SOFTEN_SIGMA)).convert(image.mode)
 
 
 def _box_sum(mask: np.ndarray, radius: int) -> np.ndarray:

@@ -167,3 +167,19 @@ def test_demo_pages_as_simulated_office_scan_keep_their_tables(stages, sample_pa
     print(f"{kind}: cells right {hits}/{total}")
     assert total == 71
     assert hits / total >= 0.8, (kind, hits, total)
+
+
+def test_a_black_and_white_copy_of_the_demo_page_keeps_its_table_and_cells(stages, sample_pages, tmp_path) -> None:
+    """The demo's first page thresholded to black and white (a photocopy without specks): its
+    crop is black and white, so structure and OCR read it softened (NORMALISE__SOFTEN_BINARY),
+    and its cells are read into their rows and columns."""
+    from models.page_normalise import is_binary
+
+    page = sample_pages[0]
+    copy = page.image.convert("L").point(lambda v: 0 if v < 150 else 255)
+    assert is_binary(copy)
+    _, records, _ = _extract(stages, tmp_path, "copy", copy)
+    assert len(records) == 1
+    hits, total = _cells_right(records, page.table_boxes, page.tables)
+    print(f"black and white copy: cells right {hits}/{total}")
+    assert hits / total >= 0.9, (hits, total)

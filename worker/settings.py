@@ -670,6 +670,20 @@ class NormaliseSettings(Group):
     background: bool = Field(
         False, description="divide the page by a smooth estimate of its paper (grey, tinted, unevenly lit pages)"
     )
+    rescale: bool = Field(
+        False,
+        description="scale a page whose text's x-height is far from `x_height` (low-resolution scans up, "
+        "very large ones down) so the models and the OCR read text at the size they read best",
+    )
+    soften_binary: bool = Field(
+        True,
+        description="table crops that are black and white (photocopies, faxes) are read by the structure "
+        "model and the OCR with their edges softened to grey, as a render antialiases them (photocopy TEDS "
+        "+0.01-0.03 on two seeds; other crops are never black and white: docs/scans.md)",
+    )
+    x_height: float = Field(
+        11.0, gt=0, description="x-height (px) pages are rescaled to: 9-10 pt text rendered at 144 dpi"
+    )
     clean: bool = Field(
         True,
         description="the detector reads normalised pages cleaned (paper stretched to white, ink to black, "

@@ -26,6 +26,8 @@ def normalise(image: Image.Image, settings: Settings) -> tuple[Image.Image, Page
         max_skew=n.max_skew,
         min_skew=n.min_skew,
         background=n.background,
+        rescale=n.rescale,
+        x_height=n.x_height,
         threads=settings.ocr.threads or 1,
     )
     done = normalise_page(image, options)
@@ -51,3 +53,13 @@ def detector_input(image: Image.Image, settings: Settings) -> Image.Image:
     from models.page_normalise import clean_page
 
     return clean_page(image)
+
+
+def crop_input(crop: Image.Image, settings: Settings) -> Image.Image:
+    """What the structure model and the OCR read of a table crop: a black-and-white crop (a
+    photocopy) softened to grey edges when `normalise.soften_binary` is on; any other crop as it is."""
+    if not settings.normalise.soften_binary:
+        return crop
+    from models.page_normalise import soften_binary
+
+    return soften_binary(crop)

@@ -18,6 +18,7 @@ from worker.core.page_transform import PageTransform
 from worker.core.types import Word
 from worker.outputs import table_record
 from worker.overlap import timed
+from worker.pipeline.normalise import crop_input
 from worker.pipeline.numbers import check_numbers
 from worker.pipeline.run import Run
 
@@ -55,7 +56,7 @@ def crop_table(
     """The table's crop and its words; OCR, when needed, starts in the pool (see `settle`), or is
     `ocr`, the table's share of a page read already under way (worker.pipeline.page_ocr)."""
     crop_box = table_crop_box(run, box, page_image.size)
-    crop = page_image.crop(crop_box)
+    crop = crop_input(page_image.crop(crop_box), run.settings)
     inside = words_in_crop(page_words, crop_box)
     if box.rotated:
         crop = crop.transpose(Image.Transpose.ROTATE_270)  # 90° clockwise: sideways text upright
