@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageFilter
 
+from models.max_filter import max_filter
 from worker.core.page_transform import (
     IDENTITY,
     Affine,
@@ -261,8 +262,8 @@ def _ink(image: Image.Image, work_side: int) -> tuple[np.ndarray, float]:
         grey = grey.resize(
             (max(1, round(grey.width * factor)), max(1, round(grey.height * factor))), Image.Resampling.BOX
         )
-    local = np.asarray(grey.filter(ImageFilter.MaxFilter(LOCAL_PAPER_PX)), dtype=np.float32)
     arr = np.asarray(grey, dtype=np.float32)
+    local = max_filter(np.asarray(grey), LOCAL_PAPER_PX).astype(np.float32)  # PIL's MaxFilter, ~500x faster
     return (arr < local * 0.65) & (arr < local - 40), factor
 
 
@@ -382,8 +383,8 @@ def clean_page(image: Image.Image) -> Image.Image:
         dark = grey < 128
         core, ring = _box_sum(dark, SPECK_CORE), _box_sum(dark, SPECK_RING)
         centres = dark & (core > 0) & (ring == core)
-    spread = Image.fromarray(centres.astype(np.uint8) * 255).filter(ImageFilter.MaxFilter(2 * SPECK_CORE + 1))
-    grey = np.where(dark & (np.asarray(spread) > 0), 255.0, grey)
+    spread = max_filter(centres, 2 * SPECK_CORE + 1)
+    grey = np.where(dark & spread, 255.0, grey)
     return Image.fromarray(grey.astype(np.uint8))
 
 

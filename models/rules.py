@@ -9,8 +9,9 @@ glyph strokes, filled boxes and white-on-black headers are not rules). Plain dat
 from __future__ import annotations
 
 import numpy as np
-from PIL import Image, ImageFilter
+from PIL import Image
 
+from models.max_filter import max_filter
 from worker.core.types import RulingLines
 
 RULE_MIN_PX = 40  # 0.2 in at 200 dpi: longer than any glyph stroke of body text
@@ -63,5 +64,4 @@ def runs(mask: np.ndarray, length: int) -> np.ndarray:
 
 
 def dilate(mask: np.ndarray, size: int) -> np.ndarray:
-    img = Image.fromarray(mask.astype(np.uint8) * 255).filter(ImageFilter.MaxFilter(size))
-    return np.asarray(img) > 0
+    return max_filter(mask, size)  # as PIL's MaxFilter over the mask, without its k^2 reads a pixel

@@ -40,7 +40,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from worker.devtools.queue_bench import _free_port, _percentile, _Server, _stop, _wait
+from worker.devtools.queue_bench import _free_port, _percentile, _Server, _stop, _wait, _Worker, proc_status_kib
 
 LOOPBACK = "127.0.0.1"
 TOKEN = "api-bench-token"
@@ -118,41 +118,11 @@ class _Api:
         self.start()
 
     def rss_kib(self) -> int:
-        if self.proc is None:
-            return 0
-        try:
-            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        except OSError:
-            pass
-        return 0
+        return proc_status_kib(self.proc.pid, "VmRSS") if self.proc is not None else 0
 
     def stop(self) -> None:
         if self.proc is not None:
             _stop(self.proc, 10)
-
-
-class _Worker:
-    def __init__(self, name: str, env: dict[str, str], folder: Path) -> None:
-        self.name = name
-        self.log = folder / f"{name.split('@')[0]}.log"
-        cmd = [sys.executable, "-m", "worker.cli.main", "worker", "--hostname", name]
-        cmd += ["--queues", "docs,pages", "--concurrency", "1", "--loglevel", "INFO"]
-        with self.log.open("ab") as fh:
-            self.proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
-
-    def ready(self) -> bool:
-        if self.proc.poll() is not None:
-            raise RuntimeError(f"worker {self.name} exited with {self.proc.returncode}")
-        return self.log.exists() and " ready." in self.log.read_text(errors="replace")
-
-    def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait()
 
 
 @dataclass

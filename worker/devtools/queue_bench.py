@@ -241,6 +241,14 @@ class _Worker:
     def text(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
 
+    def kill(self) -> None:
+        """SIGKILL to its whole process group: a node lost mid-task (its task stays unacknowledged)."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+
     def peak_rss_kib(self) -> dict[str, int]:
         """Peak resident memory (VmHWM) of the main process and of its pool child(ren)."""
         main = _hwm(self.proc.pid)
@@ -256,9 +264,14 @@ def _children(pid: int) -> list[str]:
 
 
 def _hwm(pid: int) -> int:
+    return proc_status_kib(pid, "VmHWM")
+
+
+def proc_status_kib(pid: int, key: str) -> int:
+    """A memory line of /proc/PID/status (VmRSS, VmHWM, ...) in KiB; 0 once the process is gone."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(f"{key}:"):
                 return int(line.split()[1])
     except OSError:
         pass
