@@ -4,15 +4,19 @@ Words go to the cell holding their centre. A column boundary a few pixels into a
 deals its words to two columns ("Mean Std." | "Dev."), and both columns lose their labels.
 In the header rows a label is one unit: the words of one line set closer than half a text
 height (a word space) are joined into one word before they are dealt out, so the whole label
-goes to the column its centre lies over. The body keeps its words as they are.
+goes to the column its centre lies over. The body keeps its words as they are. And a label
+set centred over several columns but read into one of them is given the empty header slots
+it is centred over (`centre_header_labels`).
 """
 
 from __future__ import annotations
 
 from worker.core.bands import Band
+from worker.core.spans import SpanRect
 from worker.core.types import Word
 
 WORD_SPACE = 0.5  # words closer than this many text heights on one line are one label
+REACH = 0.1  # a label reaching this share into an empty neighbour column, centred nearer over both, takes it
 
 
 def join_header_labels(words: list[Word], rows: list[Band], head: set[int]) -> list[Word]:
@@ -54,3 +58,81 @@ def _join(group: list[Word]) -> Word:
         max(w.bbox[3] for w in group),
     )
     return Word(" ".join(w.text for w in group), box, min(confs) if confs else None)
+
+
+def centre_header_labels(
+    rects: list[SpanRect], rows: list[Band], cols: list[Band], words: list[Word], head: set[int], repairs: list[str]
+) -> list[SpanRect]:
+    """A header label belongs over the columns it is centred on: a header cell whose words sit
+    centred off its own columns grows over empty header cells beside it, column by column,
+    while that brings its columns' centre nearer the label's, by a quarter column or with the
+    label's words reaching into that column ("hypermarkets" set over two sub-columns but read
+    into the first). Never into the stub column, never over words."""
+    if not head or not words:
+        return rects
+    rects = list(rects)
+    taken = {slot for r in rects for slot in r.slots()}
+    for row in sorted(head):  # header slots no cell claims are cells of their own here
+        if 0 <= row < len(rows):
+            for c in range(len(cols)):
+                if (row, c) not in taken:
+                    rects.append(SpanRect(row, row, c, c, min(rows[row].score, cols[c].score)))
+
+    def label_of(r: SpanRect) -> tuple[float, float] | None:
+        x0, x1 = cols[r.c0].lo, cols[r.c1].hi
+        y0, y1 = rows[r.r0].lo, rows[r.r1].hi
+        inside = [w for w in words if x0 <= (w.bbox[0] + w.bbox[2]) / 2 < x1 and y0 <= (w.bbox[1] + w.bbox[3]) / 2 < y1]
+        if not inside:
+            return None
+        return min(w.bbox[0] for w in inside), max(w.bbox[2] for w in inside)
+
+    def owner(r0: int, r1: int, c: int) -> int | None:
+        """The one rect covering column `c` over exactly rows r0..r1, if any."""
+        for i, o in enumerate(rects):
+            if o.c0 <= c <= o.c1 and o.r0 == r0 and o.r1 == r1:
+                return i
+        return None
+
+    grown = 0
+    for i in range(len(rects)):
+        r = rects[i]
+        if r.c0 == 0 or not all(row in head for row in range(r.r0, r.r1 + 1)):
+            continue
+        label = label_of(r)
+        if label is None:
+            continue
+        cx = (label[0] + label[1]) / 2
+        for step in (1, -1):
+            while True:
+                r = rects[i]
+                c = r.c1 + 1 if step == 1 else r.c0 - 1
+                if c <= 0 or c >= len(cols):
+                    break
+                j = owner(r.r0, r.r1, c)
+                if j is None or label_of(rects[j]) is not None:
+                    break
+                now = abs((cols[r.c0].lo + cols[r.c1].hi) / 2 - cx)
+                lo, hi = (r.c0, c) if step == 1 else (c, r.c1)
+                after = abs((cols[lo].lo + cols[hi].hi) / 2 - cx)
+                reaches = (
+                    label[1] > cols[c].lo + REACH * cols[c].size
+                    if step == 1
+                    else label[0] < cols[c].hi - REACH * cols[c].size
+                )
+                if after >= now or (after > now - 0.25 * cols[c].size and not reaches):
+                    break
+                o = rects[j]
+                rects[i] = SpanRect(r.r0, r.r1, lo, hi, r.score, r.projected)
+                rest = (
+                    SpanRect(o.r0, o.r1, o.c0 + 1, o.c1, o.score)
+                    if step == 1
+                    else SpanRect(o.r0, o.r1, o.c0, o.c1 - 1, o.score)
+                )
+                if rest.c0 > rest.c1:
+                    rects[j] = SpanRect(-1, -1, -1, -1)
+                else:
+                    rects[j] = rest
+                grown += 1
+    if grown:
+        repairs.append(f"{grown} header column slot(s) given to the label centred over them")
+    return [r for r in rects if r.r0 >= 0]

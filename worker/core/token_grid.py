@@ -320,7 +320,8 @@ def token_grid(
     # a header row needs every cell in it marked: a body cell spanning up into it unmarks it
     header -= {r for c in cells if not c.header for r in range(c.row, c.row + c.rowspan)}
     rects, cols = split_merged_columns(rects, rows, cols, header, words, repairs)
-    words = join_header_labels(words, rows, header_rows_for_split(rects, rows, cols, words, header))
+    head = header_rows_for_split(rects, rows, cols, words, header)
+    words = join_header_labels(words, rows, head)
     scores = [t.score for t in tokens]
     table_score = sum(scores) / len(scores) if scores else 1.0
     return grid_from_bands(rects, rows, cols, header, words, box, table_score, repairs, margin_rows=OUTSIDE_MARGIN_ROWS)
