@@ -12,6 +12,7 @@ share of the typical one (a space inside one value). Pure: bands and rectangles 
 from __future__ import annotations
 
 from worker.core.bands import Band
+from worker.core.header_words import WORD_SPACE
 from worker.core.headers import is_value_like
 from worker.core.refine import Interval, RefineRules, clusters, marks_for, split_bands, typical_gap_of
 from worker.core.spans import SpanRect
@@ -23,17 +24,17 @@ GUTTER_HEIGHTS = 2.0  # a gutter this many text heights wide is a column gap (a 
 def header_rows_for_split(
     rects: list[SpanRect], rows: list[Band], cols: list[Band], words: list[Word], model: set[int]
 ) -> set[int]:
-    """The model's header rows, else the leading rows whose words (outside cells spanning
-    columns) hold no value: labels set over a narrow gutter must not hide it."""
-    if model:
-        return set(model)
+    """The model's header rows and the leading rows that read as labels: their words (outside
+    cells spanning columns) hold no value, or none of them is in the stub column (a stub head
+    left empty over "1996/7 (000)"). Labels set over a narrow gutter must not hide it, and a
+    model's header is often short of its labels (an empty rule row marked, the labels not)."""
     wide = [(cols[r.c0].lo, rows[r.r0].lo, cols[r.c1].hi, rows[r.r1].hi) for r in rects if r.c1 > r.c0]
-    out: set[int] = set()
+    stub_end = cols[0].hi
+    out: set[int] = set(model)
     for i, band in enumerate(rows[:-1]):
-        texts = [
-            w.text for w in words if band.lo <= (w.bbox[1] + w.bbox[3]) / 2 < band.hi and not _inside(w.bbox, wide)
-        ]
-        if any(is_value_like(t) for t in texts):
+        mine = [w for w in words if band.lo <= (w.bbox[1] + w.bbox[3]) / 2 < band.hi and not _inside(w.bbox, wide)]
+        in_stub = any((w.bbox[0] + w.bbox[2]) / 2 < stub_end for w in mine)
+        if in_stub and any(is_value_like(w.text) for w in mine):
             break
         out.add(i)
     return out
@@ -120,3 +121,58 @@ def _free_header_labels(cols: list[Band], body: list[Interval], head: list[Inter
             cols[k].hi = cols[k + 1].lo = new
             moved += 1
     return moved
+
+
+def merge_label_only_columns(
+    rects: list[SpanRect], rows: list[Band], cols: list[Band], head: set[int], words: list[Word], repairs: list[str]
+) -> tuple[list[SpanRect], list[Band]]:
+    """A column with no word in any body row, whose header words go on a label of the column
+    beside it (on one line, a word space apart: "inhabitants per | outlet"), is no column: the
+    model cut a label in two. It is merged into that neighbour."""
+    if len(cols) < 3 or not head or not words:
+        return rects, cols
+    head_bands = [rows[i] for i in sorted(head) if 0 <= i < len(rows)]
+
+    def in_head(w: Word) -> bool:
+        cy = (w.bbox[1] + w.bbox[3]) / 2
+        return any(b.lo <= cy < b.hi for b in head_bands)
+
+    def col_of(w: Word) -> int:
+        cx = (w.bbox[0] + w.bbox[2]) / 2
+        return next((i for i, b in enumerate(cols) if b.lo <= cx < b.hi), -1)
+
+    body_cols = {col_of(w) for w in words if not in_head(w)}
+    heads = [(col_of(w), w) for w in words if in_head(w)]
+    for c in range(1, len(cols)):
+        mine = [w for k, w in heads if k == c]
+        if c in body_cols or not mine:
+            continue
+        for n in (c - 1, c + 1):
+            if n < 1 or n >= len(cols) or n not in body_cols:
+                continue
+            theirs = [w for k, w in heads if k == n]
+            if any(_one_label(a, b) for a in mine for b in theirs):
+                repairs.append("1 column holding only part of a header label merged into its neighbour")
+                return _merge(rects, cols, keep=min(c, n), gone=max(c, n))
+    return rects, cols
+
+
+def _one_label(a: Word, b: Word) -> bool:
+    h = max(a.bbox[3] - a.bbox[1], b.bbox[3] - b.bbox[1])
+    same_line = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1]) >= 0.5 * h
+    gap = max(a.bbox[0], b.bbox[0]) - min(a.bbox[2], b.bbox[2])
+    return same_line and gap <= WORD_SPACE * h
+
+
+def _merge(rects: list[SpanRect], cols: list[Band], keep: int, gone: int) -> tuple[list[SpanRect], list[Band]]:
+    """Columns `keep` and `gone` (= keep + 1) as one; cells of `gone` alone are dropped (their
+    slots are the kept column's), the others close up."""
+    out: list[SpanRect] = []
+    for r in rects:
+        if r.c0 == r.c1 == gone:
+            continue
+        c0 = r.c0 - 1 if r.c0 >= gone else r.c0
+        c1 = r.c1 - 1 if r.c1 >= gone else r.c1
+        out.append(SpanRect(r.r0, r.r1, c0, c1, r.score, r.projected))
+    merged = Band(cols[keep].lo, cols[gone].hi, max(cols[keep].score, cols[gone].score))
+    return out, [*cols[:keep], merged, *cols[gone + 1 :]]

@@ -20,7 +20,7 @@ from statistics import median
 from typing import Any
 
 from worker.core.bands import Band, snap
-from worker.core.column_split import header_rows_for_split, split_merged_columns
+from worker.core.column_split import header_rows_for_split, merge_label_only_columns, split_merged_columns
 from worker.core.geometry import clip, union_box
 from worker.core.header_words import join_header_labels
 from worker.core.reconstruct import grid_from_bands
@@ -321,6 +321,7 @@ def token_grid(
     header -= {r for c in cells if not c.header for r in range(c.row, c.row + c.rowspan)}
     rects, cols = split_merged_columns(rects, rows, cols, header, words, repairs)
     head = header_rows_for_split(rects, rows, cols, words, header)
+    rects, cols = merge_label_only_columns(rects, rows, cols, head, words, repairs)
     words = join_header_labels(words, rows, head)
     scores = [t.score for t in tokens]
     table_score = sum(scores) / len(scores) if scores else 1.0
