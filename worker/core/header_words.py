@@ -119,7 +119,7 @@ def centre_header_labels(
                     if step == 1
                     else label[0] < cols[c].hi - REACH * cols[c].size
                 )
-                if after >= now or (after > now - 0.25 * cols[c].size and not reaches):
+                if not reaches and after > now - 0.25 * cols[c].size:
                     break
                 o = rects[j]
                 rects[i] = SpanRect(r.r0, r.r1, lo, hi, r.score, r.projected)
