@@ -12,7 +12,7 @@ share of the typical one (a space inside one value). Pure: bands and rectangles 
 from __future__ import annotations
 
 from worker.core.bands import Band
-from worker.core.header_words import WORD_SPACE
+from worker.core.header_words import WORD_SPACE, join_header_labels
 from worker.core.headers import is_value_like
 from worker.core.refine import Interval, RefineRules, clusters, marks_for, split_bands, typical_gap_of
 from worker.core.spans import SpanRect
@@ -87,7 +87,11 @@ def split_merged_columns(
             moved.append(SpanRect(r.r0, r.r1, c0, c1, r.score, r.projected))
         rects, cols = moved, [b for p in parts for b in p]
         repairs.append(f"{added} column(s) recovered by splitting columns whose words show a gutter")
-    in_head = [(box, text) for box, text in pairs if _inside(box, head_boxes) and not _inside(box, wide)]
+    # the header row right above the body: its labels name one column each (group labels above
+    # span several and are the span rules' business)
+    last = [(cols[0].lo, rows[max(head)].lo, cols[-1].hi, rows[max(head)].hi)] if head else []
+    labels = join_header_labels([w for w in words if _inside(w.bbox, last) and not _inside(w.bbox, wide)], rows, head)
+    in_head = [(w.bbox, w.text) for w in labels]
     shifted = _free_header_labels(cols, runs, clusters(marks_for(in_head, "x")))
     if shifted:
         repairs.append(f"{shifted} column boundar{'y' if shifted == 1 else 'ies'} moved off a header label")
@@ -105,8 +109,8 @@ def _free_header_labels(cols: list[Band], body: list[Interval], head: list[Inter
         g0 = max((c for _, c in body if c <= b), default=cols[k].lo)
         g1 = min((a for a, _ in body if a >= b), default=cols[k + 1].hi)
         cut = next(((a, c) for a, c in head if a < b < c), None)
-        if cut is None:
-            continue
+        if cut is None or sum(1 for band in cols[:-1] if cut[0] < band.hi < cut[1]) > 1:
+            continue  # a label over several boundaries spans them
         a, c = cut
         options = []
         if a > g0:

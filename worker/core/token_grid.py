@@ -320,10 +320,10 @@ def token_grid(
     header = {r for c in cells if c.header for r in range(c.row, c.row + c.rowspan)}
     # a header row needs every cell in it marked: a body cell spanning up into it unmarks it
     header -= {r for c in cells if not c.header for r in range(c.row, c.row + c.rowspan)}
-    rects, cols = split_merged_columns(rects, rows, cols, header, words, repairs)
     head = header_rows_for_split(rects, rows, cols, words, header)
-    rects, rows, head, header = split_group_label_rows(rects, rows, head, header, words, cols[0].hi, repairs)
     rects, cols = merge_label_only_columns(rects, rows, cols, head, words, repairs)
+    rects, cols = split_merged_columns(rects, rows, cols, header, words, repairs)
+    rects, rows, head, header = split_group_label_rows(rects, rows, head, header, words, cols[0].hi, repairs)
     words = join_header_labels(words, rows, head)
     scores = [t.score for t in tokens]
     table_score = sum(scores) / len(scores) if scores else 1.0
