@@ -181,3 +181,19 @@ def test_a_table_of_text_values_has_its_header_row_found():
         "<tr><td>Rose</td><td>a flower</td></tr></table>"
     )
     assert infer_header_rows(html_to_grid(plain)) == 0
+
+
+def test_vertical_rules_read_as_ones_in_the_header_do_not_hide_the_year_labels():
+    # "1 1996 1 1993": PP-OCR reads the short rules between header cells as "1" (tall, thin boxes)
+    cols = [(0, 220, 1), (220, 455, 1), (455, 740, 1)]
+    words = _centred("1996", 340, 9) + _centred("1993", 600, 9)
+    words += [Word("1", (454, 2, 456, 28), 0.89), Word("1", (220, 2, 222, 28), 0.87)]
+    body = [["Austria", "59", "54"], ["Denmark", "59", "1"]]  # a real "1" in the body stays
+    for r, row in enumerate(body, start=1):
+        for text, centre in zip(row, (60, 340, 600)):
+            words += _centred(text, centre, r * CH + 9)
+    grid = token_grid(_tokens([cols] * 3), words, (740, 3 * CH))
+    html = grid_to_html(grid)
+    assert column_labels(html_to_grid(html), infer_header_rows(html_to_grid(html)))[1:] == ["1996", "1993"]
+    got = bind(html, _gt(["", "1996", "1993"], body))
+    assert got["bound"] == got["values"] == 4

@@ -16,12 +16,15 @@ from worker.core.spans import SpanRect
 from worker.core.types import Word
 
 WORD_SPACE = 0.5  # words closer than this many text heights on one line are one label
+RULE_GLYPHS = frozenset("1lI|!")  # what OCR makes of a short vertical rule
+RULE_TALL = 1.4  # a "glyph" this many median text heights tall is a rule ...
+RULE_THIN = 0.2  # ... and so is one narrower than this share of its height
 REACH = 0.1  # a label reaching this share into an empty neighbour column, centred nearer over both, takes it
 
 
 def join_header_labels(words: list[Word], rows: list[Band], head: set[int]) -> list[Word]:
     """`words` with each header label's words joined into one word (text in reading order,
-    box the union, the lowest confidence)."""
+    box the union, the lowest confidence), and rule debris in the header dropped."""
     if not head or not words:
         return words
     bands = [rows[i] for i in sorted(head) if 0 <= i < len(rows)]
@@ -31,8 +34,10 @@ def join_header_labels(words: list[Word], rows: list[Band], head: set[int]) -> l
         return any(b.lo <= cy < b.hi for b in bands)
 
     body = [w for w in words if not in_head(w)]
+    heights = sorted(w.bbox[3] - w.bbox[1] for w in words)
+    median_h = heights[len(heights) // 2]
     labels: list[list[Word]] = []
-    for w in sorted((w for w in words if in_head(w)), key=lambda w: w.bbox[0]):
+    for w in sorted((w for w in words if in_head(w) and not is_rule_debris(w, median_h)), key=lambda w: w.bbox[0]):
         h = w.bbox[3] - w.bbox[1]
         for group in labels:
             last = group[-1]
@@ -45,6 +50,14 @@ def join_header_labels(words: list[Word], rows: list[Band], head: set[int]) -> l
             labels.append([w])
     joined = [_join(g) for g in labels]
     return body + joined
+
+
+def is_rule_debris(w: Word, median_height: float) -> bool:
+    """A vertical rule between header cells read as a glyph ("1 1996 1 1991"): one character
+    of `RULE_GLYPHS` in a box far taller than the text or thinner than any glyph. Such a "1"
+    made the header row read as values, so no column had a label."""
+    h, width = w.bbox[3] - w.bbox[1], w.bbox[2] - w.bbox[0]
+    return w.text.strip() in RULE_GLYPHS and (h >= RULE_TALL * median_height or width < RULE_THIN * h)
 
 
 def _join(group: list[Word]) -> Word:
