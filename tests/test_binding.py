@@ -34,7 +34,9 @@ def test_ground_truth_binds_itself_with_its_header_found():
     assert cells[(2, 3)].row_label == "northeast" and cells[(2, 3)].col_path == "2009 actual"
     assert cells[(4, 2)].col_path == "2007 margin of error"
     assert (2, 0) not in cells  # stub cells are labels, not values
-    assert bind(GT, GT) == {"values": 12, "bound": 12, "col_bound": 12, "row_bound": 12}
+    got = bind(GT, GT)
+    assert (got["values"], got["bound"], got["col_bound"], got["row_bound"]) == (12, 12, 12, 12)
+    assert not any(got["lost"].values())
 
 
 def test_dates_merged_into_one_header_cell_lose_every_column_label():
@@ -43,6 +45,7 @@ def test_dates_merged_into_one_header_cell_lose_every_column_label():
     got = bind(merged, GT)
     assert got["values"] == 12 and got["row_bound"] == 12
     assert got["bound"] == 0 and got["col_bound"] == 0
+    assert got["lost"]["wrong_column"] == 12  # each value is there, under its row label only
 
 
 def test_a_lost_year_level_labels_both_groups_alike_and_binds_nothing_under_a_year():
@@ -64,13 +67,22 @@ def test_lost_stub_column_keeps_numbers_but_loses_their_row_labels():
     no_stub = no_stub.replace("<td>Midwest</td>", "<td></td>")
     got = bind(no_stub, GT)
     assert got["row_bound"] == 0 and got["col_bound"] == 12 and got["bound"] == 0
+    assert got["lost"]["wrong_row"] == 12
 
 
 def test_merged_values_and_a_missed_table_bind_nothing():
     merged = GT.replace("<td>2,085</td><td>53.3</td>", '<td colspan="2">2,085 53.3</td>')
     got = bind(merged, GT)
     assert got["bound"] == 10  # the two merged values are lost, the others stay
-    assert bind("", GT) == {"values": 12, "bound": 0, "col_bound": 0, "row_bound": 0}
+    assert got["lost"]["missing"] == 2
+    missed = bind("", GT)
+    assert (missed["bound"], missed["col_bound"], missed["row_bound"]) == (0, 0, 0)
+    assert missed["lost"]["no_table"] == 12
+
+
+def test_a_misread_value_under_its_own_labels_is_told_from_a_missing_one():
+    got = bind(GT.replace("<td>1,250</td>", "<td>1,2S0</td>"), GT)
+    assert got["bound"] == 11 and got["lost"]["misread"] == 1
 
 
 def test_ocr_slips_are_tolerated_but_a_different_label_is_not():

@@ -252,6 +252,13 @@ class OcrSettings(Group):
 
     lang: str = Field("eng", description="tesseract language(s), e.g. eng+deu")
 
+    flatten_fills: bool = Field(
+        True,
+        description="before OCR, turn flat shaded or coloured cell fills white and their letters dark, "
+        "whichever way round they were printed (header bands on a fill read as noise without it; "
+        "models.fills, docs/headers.md)",
+    )
+
     psm: int = Field(11, description="tesseract page segmentation mode for table crops")
 
     threads: int = Field(

@@ -154,6 +154,7 @@ def add_degrade_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_pages(args: argparse.Namespace) -> int:
+    from worker.evaluation.binding import format_lost
     from worker.evaluation.degrade import parse_kinds
     from worker.evaluation.pages_eval import (
         MODES,
@@ -208,6 +209,8 @@ def run_pages(args: argparse.Namespace) -> int:
                     print(f"warning: {label} {mode}: {failure}", file=sys.stderr)
                 print(format_rows(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
     print(format_rows(rows))
+    print("\nWhere the unbound values went (shares of all GT values; docs/evaluation.md):\n")
+    print(format_lost(rows))
     if args.json_out:
         args.json_out.write_text(json.dumps(full, indent=1))
     return 0

@@ -154,7 +154,31 @@ def infer_header_rows(grid: TableGrid, max_rows: int = 4) -> int:
         filled = [v for v in values if v]
         if filled and sum(is_value_like(v) for v in filled) >= 0.5 * len(filled):
             return k
-    return 0
+    return lead + 1 if _text_table_header(slots, lead) else 0
+
+
+_DIGIT = re.compile(r"\d")
+TEXT_HEADER_MAX_WORDS = 5  # a column label of a table of text values is short
+
+
+def _text_table_header(slots: list[list[Cell]], r: int) -> bool:
+    """Row `r` heads a table of text values (no column of numbers to show where the labels
+    end): every cell beyond the stub holds a short label without digits, and the body sets
+    it apart, either by filling the stub head it leaves empty (`| Up-market | Medium |` over
+    `Lever | Skip | Omo`) or by holding digits in most of its cells ("Total: 47%")."""
+    n_rows, n_cols = len(slots), len(slots[0])
+    if n_rows - r < 3:
+        return False
+    labels = [clean(slots[r][c].text) for c in range(1, n_cols) if slots[r][c].col == c]
+    if not labels or not all(t and len(t.split()) <= TEXT_HEADER_MAX_WORDS and not _DIGIT.search(t) for t in labels):
+        return False
+    body = range(r + 1, n_rows)
+    stubs = [clean(slots[b][0].text) for b in body if slots[b][0].row == b]
+    if not clean(slots[r][0].text) and stubs and sum(bool(t) for t in stubs) >= 0.8 * len(stubs):
+        return True
+    cells = [clean(slots[b][c].text) for b in body for c in range(1, n_cols) if slots[b][c].row == b]
+    filled = [t for t in cells if t]
+    return bool(filled) and sum(bool(_DIGIT.search(t)) for t in filled) >= 0.5 * len(filled)
 
 
 def header_rows_of(grid: TableGrid) -> tuple[int, str]:

@@ -17,7 +17,8 @@ from worker.core import span_words
 from worker.core.bands import Band, best_band, covered, interval, snap, suppress_duplicates
 from worker.core.cell_text import assign_words, reading_order_text
 from worker.core.geometry import clip, union_box
-from worker.core.header_spans import split_header_spans
+from worker.core.header_spans import header_rows_by_words, split_header_spans
+from worker.core.header_words import centre_header_labels
 from worker.core.refine import RefineRules, marks_for, refine_axis
 from worker.core.sanitise import sanitise
 from worker.core.spans import SpanRect, place_spans
@@ -295,6 +296,7 @@ def grid_from_bands(
     placed, cut = split_header_spans(placed, rows, cols, header, words)
     if cut:
         repairs.append(f"{cut} spanning header cell(s) holding separate labels split")
+    placed = centre_header_labels(placed, rows, cols, words, header or header_rows_by_words(rows, cols, words), repairs)
     cells: list[Cell] = []
     owner = [[-1] * n_cols for _ in range(n_rows)]
     for rect in placed:

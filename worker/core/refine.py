@@ -153,7 +153,7 @@ def _move_boundaries(
     return on_lines, into_gaps
 
 
-def _split_bands(
+def split_bands(
     bands: list[Band],
     marks: Sequence[Mark],
     runs: list[Interval],
@@ -163,10 +163,12 @@ def _split_bands(
     typical_gap: float,
     cell_edges: Sequence[float] = (),
     every_word: Sequence[Mark] = (),
+    gap_ref: float | None = None,
 ) -> list[Band]:
     """Rule `split`: cut a band at an inner gap (or ruling line) with text on both sides across
     it, or where a spanning cell the model found ends inside the band in a gap between words
-    (a cell ends at a row or column boundary, so the band holds two)."""
+    (a cell ends at a row or column boundary, so the band holds two). `gap_ref` replaces
+    `typical_gap` as the measure of a clear inner gap."""
     out: list[Band] = []
     all_runs = clusters(every_word) if cell_edges else []
     for band in bands:
@@ -188,7 +190,7 @@ def _split_bands(
         candidates: list[tuple[float, bool]] = []
         mine = [(a, b) for a, b in runs if band.lo < b and a < band.hi]
         for (_, a_end), (b_start, _) in zip(mine, mine[1:]):
-            if b_start - a_end >= rules.split_gap * typical_gap and b_start - a_end > 0:
+            if b_start - a_end >= rules.split_gap * (gap_ref or typical_gap) and b_start - a_end > 0:
                 candidates.append(((a_end + b_start) / 2, False))
         for x in lines:
             if band.lo < x < band.hi and _cutting(runs, x) is None:
@@ -296,7 +298,7 @@ def refine_axis(
             repairs.append(f"{before - len(bands)} thin empty {what}(s) merged into their neighbours")
     if rules.split:
         before = len(bands)
-        bands = _split_bands(
+        bands = split_bands(
             bands, marks, runs, lines if rules.lines else [], cross_bands, rules, typical_gap, cell_edges, every_word
         )
         if len(bands) > before:

@@ -20,7 +20,10 @@ from statistics import median
 from typing import Any
 
 from worker.core.bands import Band, snap
+from worker.core.column_split import header_rows_for_split, merge_label_only_columns, split_merged_columns
 from worker.core.geometry import clip, union_box
+from worker.core.header_rows_split import split_group_label_rows
+from worker.core.header_words import join_header_labels
 from worker.core.reconstruct import grid_from_bands
 from worker.core.spans import SpanRect
 from worker.core.types import BBox, TableGrid, Word
@@ -317,6 +320,11 @@ def token_grid(
     header = {r for c in cells if c.header for r in range(c.row, c.row + c.rowspan)}
     # a header row needs every cell in it marked: a body cell spanning up into it unmarks it
     header -= {r for c in cells if not c.header for r in range(c.row, c.row + c.rowspan)}
+    head = header_rows_for_split(rects, rows, cols, words, header)
+    rects, cols = merge_label_only_columns(rects, rows, cols, head, words, repairs)
+    rects, cols = split_merged_columns(rects, rows, cols, header, words, repairs)
+    rects, rows, head, header = split_group_label_rows(rects, rows, head, header, words, cols[0].hi, repairs)
+    words = join_header_labels(words, rows, head)
     scores = [t.score for t in tokens]
     table_score = sum(scores) / len(scores) if scores else 1.0
     return grid_from_bands(rects, rows, cols, header, words, box, table_score, repairs, margin_rows=OUTSIDE_MARGIN_ROWS)

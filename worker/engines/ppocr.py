@@ -15,14 +15,16 @@ if TYPE_CHECKING:
 class PpOcrEngine:
     """The detector + recogniser with the settings' sizing, batch, threads and score floor.
 
-    Ruling lines longer than ~1/5 inch at the render dpi are erased first, as for tesseract.
+    Flat cell fills are flattened to white first (models.fills), then ruling lines longer than
+    ~1/5 inch at the render dpi are erased, as for tesseract.
     `weights` names the two ONNX files with their sha256 for the manifest.
     """
 
     name = "ppocr"
 
-    def __init__(self, engine: PpOcr) -> None:
+    def __init__(self, engine: PpOcr, flatten_fills: bool = True) -> None:
         self.engine = engine
+        self.flatten_fills = flatten_fills
         self.weights: dict[str, dict[str, Any]] = {
             k: v for k, v in engine.models.items() if k != "ocr"
         }  # ocr_detection, ocr_recognition
@@ -34,6 +36,10 @@ class PpOcrEngine:
         return PPOCR_REC.requirement
 
     def read(self, image: Image.Image) -> list[Word]:
+        if self.flatten_fills:
+            from models.fills import flatten_fills
+
+            image = flatten_fills(image)
         return self.engine.read(image)
 
     __call__ = read  # Stages.ocr is a plain callable
@@ -53,4 +59,4 @@ def load(settings: OcrSettings, dpi: int, models: ModelSettings | None = None) -
         min_score=settings.ppocr_min_score,
         rule_min_px=max(10, dpi // 5),
     )
-    return PpOcrEngine(engine)
+    return PpOcrEngine(engine, settings.flatten_fills)

@@ -193,8 +193,8 @@ def read_cells(html: str, ground_truth: bool) -> list[BoundCell]:
     return out
 
 
-def _max_matching(edges: dict[int, list[int]]) -> int:
-    """Size of a maximum bipartite matching (Kuhn's augmenting paths; groups are small)."""
+def _max_matching(edges: dict[int, list[int]]) -> dict[int, int]:
+    """A maximum bipartite matching, predicted -> GT (Kuhn's augmenting paths; groups are small)."""
     owner: dict[int, int] = {}
 
     def augment(g: int, seen: set[int]) -> bool:
@@ -207,7 +207,9 @@ def _max_matching(edges: dict[int, list[int]]) -> int:
                 return True
         return False
 
-    return sum(1 for g in edges if augment(g, set()))
+    for g in edges:
+        augment(g, set())
+    return owner
 
 
 def bind(pred_html: str, gt_html: str) -> dict[str, Any]:
@@ -231,24 +233,79 @@ def bind(pred_html: str, gt_html: str) -> dict[str, Any]:
                 row[g].append(i)
             if c_ok and r_ok:
                 both[g].append(i)
+    bound = set(_max_matching(both).values())
+    lost = dict.fromkeys(LOST_KINDS, 0)
+    for g, cell in enumerate(gt):
+        if g not in bound:
+            lost[_lost_kind(cell, pred, by_value, col[g], row[g])] += 1
     return {
         "values": len(gt),
-        "bound": _max_matching(both),
-        "col_bound": _max_matching(col),
-        "row_bound": _max_matching(row),
+        "bound": len(bound),
+        "col_bound": len(_max_matching(col)),
+        "row_bound": len(_max_matching(row)),
+        "lost": lost,
     }
+
+
+# why a GT value is not bound, in the order a reader would ask
+LOST_KINDS = ("no_table", "missing", "misread", "wrong_column", "wrong_row", "wrong_both", "taken")
+
+
+def _lost_kind(
+    cell: BoundCell,
+    pred: list[BoundCell],
+    by_value: dict[tuple[Any, ...], list[int]],
+    col_ok: list[int],
+    row_ok: list[int],
+) -> str:
+    """Where an unbound GT value went: its table not found (`no_table`); not in the output
+    (`missing`); not there but a cell under its own labels holds another value (`misread`:
+    OCR or a merged cell); there
+    under the right row label only (`wrong_column`), the right column path only
+    (`wrong_row`), neither (`wrong_both`); or there with both labels but bound to another GT
+    cell of the same value (`taken`)."""
+    if not pred:
+        return "no_table"
+    if not by_value.get(cell.key):
+        labelled = any(similar(cell.col_path, p.col_path) and similar(cell.row_label, p.row_label) for p in pred)
+        return "misread" if labelled else "missing"
+    if set(col_ok) & set(row_ok):
+        return "taken"
+    if row_ok and not col_ok:
+        return "wrong_column"
+    if col_ok and not row_ok:
+        return "wrong_row"
+    return "wrong_both"
 
 
 def rates(counts: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Shares of all ground-truth values (micro): both labels, column path only, row label only."""
     total = {"values": 0, "bound": 0, "col_bound": 0, "row_bound": 0}
+    lost = dict.fromkeys(LOST_KINDS, 0)
     for c in counts:
         for k in total:
             total[k] += int(c.get(k, 0))
+        for k, v in (c.get("lost") or {}).items():
+            lost[k] += int(v)
     n = total["values"]
     return {
         "values": n,
+        "lost": lost,
         "binding": round(total["bound"] / n, 4) if n else 0.0,
         "binding_col": round(total["col_bound"] / n, 4) if n else 0.0,
         "binding_row": round(total["row_bound"] / n, 4) if n else 0.0,
     }
+
+
+def format_lost(rows: list[tuple[str, dict[str, Any]]]) -> str:
+    """A Markdown table of where the unbound values went, per (tool, summary), as shares of
+    all GT values so a row adds up with the binding rate to 100%."""
+    head = "| tool | mode | values | bound | " + " | ".join(k.replace("_", " ") for k in LOST_KINDS) + " |"
+    lines = [head, "|" + "---|" * (4 + len(LOST_KINDS))]
+    for name, s in rows:
+        n = s.get("values") or 0
+        lost = s.get("lost") or {}
+        shares = " | ".join(f"{100 * lost.get(k, 0) / n:.1f}%" if n else "-" for k in LOST_KINDS)
+        mode = f"{s['mode']} {s['degrade']}" if s.get("degrade") else s.get("mode", "")
+        lines.append(f"| {name} | {mode} | {n} | {100 * s.get('binding', 0):.1f}% | {shares} |")
+    return "\n".join(lines)

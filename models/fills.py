@@ -1,0 +1,82 @@
+"""Shaded and coloured cell fills flattened to white paper before OCR.
+
+Header rows are often printed on a fill: white letters on an orange band, black letters on a
+grey one. In grey levels such a fill sits between ink and paper, and OCR trained on dark ink on
+white paper reads its letters as noise ("Dompstigg?>)" for "Domestic (%)"). Here each region of
+flat fill is found on a coarse grid of blocks, its level estimated from the fill around it, and
+every pixel in it rewritten as its contrast against the fill: the fill becomes white and its
+letters dark, whichever way round they were printed. Pixels outside every fill are left as they
+are, so a page without fills comes back unchanged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image
+
+BLOCK = 4  # fill is judged on blocks of this many pixels a side
+FILL_MIN, FILL_MAX = 40, 232  # a block this grey is neither paper nor ink ...
+FILL_MAX_STD = 14.0  # ... and this flat is fill (text and edges vary far more inside a block)
+MIN_FILL_BLOCKS = 24  # fewer fill blocks than this in an image is no fill worth flattening
+CLOSE_BLOCKS = 4  # letters inside a fill: the fill mask is closed over this many blocks
+LEVEL_BLOCKS = 6  # the fill level is the mean of fill blocks within this many blocks
+MIN_CONTRAST = 24.0  # letters must differ from their fill by at least this many grey levels
+MIN_NEAR_FILL = 8  # a region needs this many fill blocks around it (a lone grey block is a letter)
+
+
+def flatten_fills(image: Image.Image) -> Image.Image:
+    """`image` in grey with every flat fill turned to white and its letters to dark ink."""
+    grey = np.asarray(image.convert("L"), dtype=np.float32)
+    h, w = grey.shape
+    bh, bw = h // BLOCK, w // BLOCK
+    if bh < 3 or bw < 3:
+        return image.convert("L")
+    blocks = grey[: bh * BLOCK, : bw * BLOCK].reshape(bh, BLOCK, bw, BLOCK)
+    mean = blocks.mean(axis=(1, 3))
+    std = blocks.std(axis=(1, 3))
+    fill = (mean >= FILL_MIN) & (mean <= FILL_MAX) & (std <= FILL_MAX_STD)
+    if int(fill.sum()) < MIN_FILL_BLOCKS:
+        return image.convert("L")
+    # the fill's level near each block, from fill blocks only (a normalised box mean)
+    count = _box_sum(fill.astype(np.float32), LEVEL_BLOCKS)
+    total = _box_sum(np.where(fill, mean, 0.0).astype(np.float32), LEVEL_BLOCKS)
+    level = np.where(count > 0, total / np.maximum(count, 1.0), 255.0)
+    # letters inside a fill: blocks surrounded by fill on both sides, in rows or in columns
+    near = _box_sum(fill.astype(np.float32), CLOSE_BLOCKS) > 0
+    region = fill | (near & _between(fill, CLOSE_BLOCKS))
+    region &= count >= MIN_NEAR_FILL
+    if not region.any():
+        return image.convert("L")
+    full_region = np.zeros((h, w), dtype=bool)
+    full_level = np.full((h, w), 255.0, dtype=np.float32)
+    full_region[: bh * BLOCK, : bw * BLOCK] = np.repeat(np.repeat(region, BLOCK, 0), BLOCK, 1)
+    full_level[: bh * BLOCK, : bw * BLOCK] = np.repeat(np.repeat(level, BLOCK, 0), BLOCK, 1)
+    lighter = grey > full_level
+    span = np.where(lighter, 255.0 - full_level, full_level)  # how far ink can be from the fill
+    span = np.maximum(span, MIN_CONTRAST)
+    contrast = np.clip(np.abs(grey - full_level) / span, 0.0, 1.0)
+    out = np.where(full_region, 255.0 * (1.0 - contrast), grey)
+    return Image.fromarray(out.astype(np.uint8))
+
+
+def _between(mask: np.ndarray, reach: int) -> np.ndarray:
+    """Blocks with `mask` set within `reach` on both sides, left and right or above and below."""
+    h, w = mask.shape
+    left = np.zeros_like(mask)
+    right = np.zeros_like(mask)
+    up = np.zeros_like(mask)
+    down = np.zeros_like(mask)
+    for d in range(1, reach + 1):
+        left[:, d:] |= mask[:, :-d]
+        right[:, :-d] |= mask[:, d:]
+        up[d:, :] |= mask[:-d, :]
+        down[:-d, :] |= mask[d:, :]
+    return (left & right) | (up & down)
+
+
+def _box_sum(values: np.ndarray, radius: int) -> np.ndarray:
+    """Sum of `values` in the (2 * radius + 1) square around each block (integral image)."""
+    padded = np.pad(values.astype(np.float64), ((radius + 1, radius), (radius + 1, radius)))
+    c = padded.cumsum(0).cumsum(1)
+    k = 2 * radius + 1
+    return c[k:, k:] - c[:-k, k:] - c[k:, :-k] + c[:-k, :-k]

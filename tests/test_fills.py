@@ -1,0 +1,79 @@
+"""Header bands on a fill, flattened before OCR (models.fills), read by the real engines.
+
+A generated header band of white letters on an orange fill, and one of black letters on a
+grey fill, over an ordinary body: grey-level OCR reads such letters as noise at scan
+resolution. After flattening, the fill is white, the letters dark, and PP-OCR reads the
+labels; the body on white paper is left exactly as it was.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from models.fills import flatten_fills
+
+
+def _ppocr_absent() -> str | None:
+    from models.embedded.weights import OCR_MODELS, EmbeddedWeightsMissing, default_dir, locate
+
+    try:
+        for model in OCR_MODELS:
+            locate(model, default_dir(None))
+    except EmbeddedWeightsMissing as exc:
+        return str(exc)
+    return None
+
+
+FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
+LABELS = ["Country", "Domestic", "Imported", "Unknown"]
+
+
+def _table(fill: tuple[int, int, int], ink: tuple[int, int, int]) -> Image.Image:
+    font = ImageFont.truetype(FONT, 15)
+    img = Image.new("RGB", (640, 130), "white")
+    d = ImageDraw.Draw(img)
+    d.rectangle((0, 0, 639, 34), fill=fill)
+    for i, label in enumerate(LABELS):
+        d.text((12 + 160 * i, 8), label, font=font, fill=ink)
+    for r, row in enumerate([["Austria", "86.2", "13.8", "0"], ["Belgium", "0", "0", "100.0"]]):
+        for i, text in enumerate(row):
+            d.text((12 + 160 * i, 50 + 36 * r), text, font=font, fill=(0, 0, 0))
+    return img
+
+
+@pytest.mark.parametrize(
+    ("fill", "ink"), [((240, 150, 50), (255, 255, 255)), ((200, 200, 200), (0, 0, 0))], ids=["white-on-orange", "grey"]
+)
+def test_fill_turns_white_and_its_letters_dark(fill, ink):
+    img = _table(fill, ink)
+    flat = np.asarray(flatten_fills(img), dtype=np.int16)
+    band = flat[2:33]
+    assert np.median(band) >= 245  # the fill is paper now
+    assert (band < 100).mean() > 0.03  # and the letters are ink
+    grey = np.asarray(img.convert("L"), dtype=np.int16)
+    assert np.array_equal(flat[40:], grey[40:])  # the body on white paper is untouched
+
+
+def test_a_page_without_fills_comes_back_unchanged():
+    img = _table((255, 255, 255), (0, 0, 0))
+    assert np.array_equal(np.asarray(flatten_fills(img)), np.asarray(img.convert("L")))
+
+
+@pytest.mark.skipif(
+    _ppocr_absent() is not None, reason="PP-OCR weights absent (tablesight models download --engine embedded)"
+)
+def test_ppocr_reads_the_labels_of_a_white_on_dark_band_only_once_flattened():
+    """PP-OCR, the default engine, reads white letters on a dark fill as noise; flattened,
+    it reads every label (the engine's own wrapper flattens: worker.engines.ppocr)."""
+    import models.ppocr as ppocr
+
+    engine = ppocr.load(threads=1, rule_min_px=28)
+    img = _table((70, 90, 140), (255, 255, 255))
+
+    def header(image: Image.Image) -> list[str]:
+        return [w.text for w in engine.read(image) if w.bbox[1] < 34]
+
+    assert not all(label in header(img) for label in LABELS)
+    assert header(flatten_fills(img).convert("RGB")) == LABELS

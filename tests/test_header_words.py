@@ -1,0 +1,199 @@
+"""Header labels and columns repaired with the words, on the embedded engine's token grids.
+
+Generated tables with the traits seen on real pages: two value columns set close together
+read as one, a header label cut by a column boundary, a group label read into the row of
+its sub-column labels, a label centred over two columns read into one, the last word of a
+label read as a column of its own, and a table of text values. Each test asserts the labels
+every value is read under (label binding against the true table), not only the shape.
+"""
+
+from __future__ import annotations
+
+from worker.core.headers import column_labels, infer_header_rows
+from worker.core.html_out import grid_to_html
+from worker.core.html_parse import html_to_grid
+from worker.core.token_grid import StructureToken, token_grid
+from worker.core.types import Word
+from worker.evaluation.binding import bind
+
+CH = 30  # row height, pixels
+CHAR = 5  # width of one character (a space is under half a text height)
+
+
+def _words(text: str, x: float, y: float, char: float = CHAR) -> list[Word]:
+    """`text` starting at `x` on the line whose top is `y`, one Word per word."""
+    out = []
+    for part in text.split():
+        out.append(Word(part, (x, y, x + len(part) * char, y + 12)))
+        x += len(part) * char + CHAR
+    return out
+
+
+def _centred(text: str, centre: float, y: float, char: float = CHAR) -> list[Word]:
+    return _words(text, centre - (len(text) * char) / 2, y, char)
+
+
+def _tokens(rows: list[list[tuple[float, float, int]]], header: int = 0) -> list[StructureToken]:
+    """The model's rows: cells as (x0, x1, colspan), one row height each; `header` rows in <thead>."""
+    out: list[StructureToken] = []
+    for r, cells in enumerate(rows):
+        if r == 0 and header:
+            out.append(StructureToken("<thead>", 0.99))
+        if r == header and header:
+            out += [StructureToken("</thead>", 0.99), StructureToken("<tbody>", 0.99)]
+        out.append(StructureToken("<tr>", 0.99))
+        for x0, x1, colspan in cells:
+            box = (x0, r * CH + 1.0, x1, (r + 1) * CH - 1.0)
+            if colspan == 1:
+                out.append(StructureToken("<td></td>", 0.98, box))
+            else:
+                out += [
+                    StructureToken("<td", 0.97, box),
+                    StructureToken(f' colspan="{colspan}"', 0.96),
+                    StructureToken(">", 0.99),
+                    StructureToken("</td>", 0.99),
+                ]
+        out.append(StructureToken("</tr>", 0.99))
+    return out
+
+
+def _gt(header: list[str], body: list[list[str]]) -> str:
+    head = "<thead><tr>" + "".join(f"<th>{t}</th>" for t in header) + "</tr></thead>"
+    rows = "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in body)
+    return f"<table>{head}<tbody>{rows}</tbody></table>"
+
+
+def test_two_value_columns_read_as_one_are_split_at_their_gutter_and_keep_their_labels():
+    # true columns: Variable | Mean | Std. Dev. | Min | Max; the model draws Std. Dev. and Min as one
+    body = [["Age", "50.8", "15.9", "21", "90"], ["Men", "0.47", "0.50", "0", "1"], ["East", "0.28", "0.45", "0", "1"]]
+    xs = {"Variable": 10, "Mean": 200, "Std. Dev.": 300, "Min": 400, "Max": 520}
+    words = [w for label, x in xs.items() for w in _words(label, x, 9)]
+    for r, row in enumerate(body, start=1):
+        for text, x in zip(row, (10, 205, 310, 405, 525)):
+            words += _words(text, x, r * CH + 9)
+    model = [(0, 190, 1), (190, 290, 1), (290, 500, 1), (500, 600, 1)]
+    grid = token_grid(_tokens([model] * 4), words, (600, 4 * CH))
+    assert grid.n_cols == 5
+    assert any("gutter" in r for r in grid.repairs)
+    assert column_labels(grid, 1) == ["Variable", "Mean", "Std. Dev.", "Min", "Max"]
+    got = bind(grid_to_html(grid), _gt(list(xs), body))
+    assert got["bound"] == got["values"] == 12
+
+
+def test_a_header_label_cut_by_a_column_boundary_goes_whole_to_the_column_it_is_centred_over():
+    # the boundary at 290 cuts "Std. Dev." (283-346): word by word, "Std." would go left
+    body = [["Age", "50.8", "15.9"], ["Men", "0.47", "0.50"]]
+    words = _words("Variable", 10, 9) + _words("Mean", 200, 9) + _words("Std. Dev.", 283, 9)
+    for r, row in enumerate(body, start=1):
+        for text, x in zip(row, (10, 205, 310)):
+            words += _words(text, x, r * CH + 9)
+    grid = token_grid(_tokens([[(0, 190, 1), (190, 290, 1), (290, 400, 1)]] * 3), words, (400, 3 * CH))
+    assert column_labels(grid, 1) == ["Variable", "Mean", "Std. Dev."]
+    got = bind(grid_to_html(grid), _gt(["Variable", "Mean", "Std. Dev."], body))
+    assert got["bound"] == got["values"] == 4
+
+
+def test_a_group_label_read_into_its_sub_labels_row_gets_its_own_row_and_spans_them():
+    # "THRESHOLD FOR RELEASES" on its own line over "to air | to water | to land", one model row for both
+    cols = [(0, 200, 1), (200, 320, 1), (320, 440, 1), (440, 560, 1)]
+    words = _centred("THRESHOLD FOR RELEASES", 380, 3, char=8)  # set in capitals, wider than its column
+    for text, centre in (("to air", 260), ("to water", 380), ("to land", 500)):
+        words += _centred(text, centre, 17)
+    body = [["Carbon dioxide", "100 million", "-", "-"], ["Methane", "100 000", "-", "-"]]
+    for r, row in enumerate(body, start=1):
+        for text, centre in zip(row, (60, 260, 380, 500)):
+            words += _centred(text, centre, r * CH + 9)
+    grid = token_grid(_tokens([cols] * 3, header=1), words, (560, 3 * CH))
+    assert any("group label" in r for r in grid.repairs)
+    labels = column_labels(grid, grid.header_rows)
+    assert labels[1:] == [f"THRESHOLD FOR RELEASES / to {w}" for w in ("air", "water", "land")]
+    gt = (
+        '<table><thead><tr><th></th><th colspan="3">THRESHOLD FOR RELEASES</th></tr>'
+        "<tr><th></th><th>to air</th><th>to water</th><th>to land</th></tr></thead><tbody>"
+        + "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in body)
+        + "</tbody></table>"
+    )
+    got = bind(grid_to_html(grid), gt)
+    assert got["bound"] == got["values"] == 6
+
+
+def test_a_label_centred_over_two_sub_columns_but_read_into_one_takes_the_empty_slot_beside_it():
+    cols = [(0, 150, 1), (150, 270, 1), (270, 390, 1), (390, 510, 1), (510, 630, 1)]
+    # the model: "hypermarkets" in column 1, an empty cell over columns 2-3, "supermarkets" in 4
+    row0 = [(0, 150, 1), (150, 270, 1), (270, 510, 2), (510, 630, 1)]
+    words = _centred("hypermarkets", 255, 9) + _centred("supermarkets", 515, 9)  # each reaching into the empty cell
+    for text, centre in (("1996", 210), ("change", 330), ("1996", 450), ("change", 570)):
+        words += _centred(text, centre, CH + 9)
+    body = [["Austria", "12", "+3", "52", "+11"], ["Denmark", "17", "n.a.", "59", "+8"]]
+    for r, row in enumerate(body, start=2):
+        for text, centre in zip(row, (60, 210, 330, 450, 570)):
+            words += _centred(text, centre, r * CH + 9)
+    grid = token_grid(_tokens([row0, cols, cols, cols], header=2), words, (630, 4 * CH))
+    assert column_labels(grid, 2)[1:] == [
+        "hypermarkets / 1996",
+        "hypermarkets / change",
+        "supermarkets / 1996",
+        "supermarkets / change",
+    ]
+    gt = (
+        '<table><thead><tr><th></th><th colspan="2">hypermarkets</th><th colspan="2">supermarkets</th></tr>'
+        "<tr><th></th><th>1996</th><th>change</th><th>1996</th><th>change</th></tr></thead><tbody>"
+        + "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in body)
+        + "</tbody></table>"
+    )
+    got = bind(grid_to_html(grid), gt)
+    assert got["bound"] == got["values"] == 8
+
+
+def test_the_last_word_of_a_label_read_as_a_column_of_its_own_goes_back_to_its_label():
+    # "inhabitants per | outlet": the model adds a column right of the last one holding only "outlet"
+    cols = [(0, 150, 1), (150, 300, 1), (300, 385, 1), (385, 450, 1)]
+    words = _words("population", 160, 9) + _words("inhabitants per", 300, 9) + _words("outlet", 300 + 16 * CHAR, 9)
+    body = [["Germany", "81.9", "1883"], ["France", "58.1", "670"]]
+    for r, row in enumerate(body, start=1):
+        for text, x in zip(row, (10, 170, 320)):
+            words += _words(text, x, r * CH + 9)
+    grid = token_grid(_tokens([cols] * 3), words, (450, 3 * CH))
+    assert grid.n_cols == 3
+    assert column_labels(grid, 1)[1:] == ["population", "inhabitants per outlet"]
+    got = bind(grid_to_html(grid), _gt(["", "population", "inhabitants per outlet"], body))
+    assert got["bound"] == got["values"] == 4
+
+
+def test_a_table_of_text_values_has_its_header_row_found():
+    brands = (
+        "<table><tr><td></td><td>Up-market</td><td>Medium</td><td>Down-market</td></tr>"
+        "<tr><td>Procter &amp; Gamble</td><td>Ariel</td><td>Vizir</td><td>Bonux</td></tr>"
+        "<tr><td>Lever</td><td>Skip</td><td>Omo</td><td>Persil</td></tr>"
+        "<tr><td>Henkel</td><td>Le Chat</td><td>Super Croix</td><td></td></tr></table>"
+    )
+    assert infer_header_rows(html_to_grid(brands)) == 1
+    assert bind(brands, brands)["bound"] == 8
+    shares = (
+        "<table><tr><td>Groups</td><td>Butter</td><td>Margarine</td></tr>"
+        "<tr><td>Astra</td><td>Total: 0%</td><td>Total: 47%</td></tr>"
+        "<tr><td>Besnier</td><td>Total: 18.1%</td><td>Total: 0%</td></tr></table>"
+    )
+    assert infer_header_rows(html_to_grid(shares)) == 1
+    # a table of text without a header shape stays without one
+    plain = (
+        "<table><tr><td>Apple</td><td>a fruit</td></tr><tr><td>Oak</td><td>a tree</td></tr>"
+        "<tr><td>Rose</td><td>a flower</td></tr></table>"
+    )
+    assert infer_header_rows(html_to_grid(plain)) == 0
+
+
+def test_vertical_rules_read_as_ones_in_the_header_do_not_hide_the_year_labels():
+    # "1 1996 1 1993": PP-OCR reads the short rules between header cells as "1" (tall, thin boxes)
+    cols = [(0, 220, 1), (220, 455, 1), (455, 740, 1)]
+    words = _centred("1996", 340, 9) + _centred("1993", 600, 9)
+    words += [Word("1", (454, 2, 456, 28), 0.89), Word("1", (220, 2, 222, 28), 0.87)]
+    body = [["Austria", "59", "54"], ["Denmark", "59", "1"]]  # a real "1" in the body stays
+    for r, row in enumerate(body, start=1):
+        for text, centre in zip(row, (60, 340, 600)):
+            words += _centred(text, centre, r * CH + 9)
+    grid = token_grid(_tokens([cols] * 3), words, (740, 3 * CH))
+    html = grid_to_html(grid)
+    assert column_labels(html_to_grid(html), infer_header_rows(html_to_grid(html)))[1:] == ["1996", "1993"]
+    got = bind(html, _gt(["", "1996", "1993"], body))
+    assert got["bound"] == got["values"] == 4

@@ -1,0 +1,151 @@
+"""Header labels kept whole when words are dealt out to cells.
+
+Words go to the cell holding their centre. A column boundary a few pixels into a label then
+deals its words to two columns ("Mean Std." | "Dev."), and both columns lose their labels.
+In the header rows a label is one unit: the words of one line set closer than half a text
+height (a word space) are joined into one word before they are dealt out, so the whole label
+goes to the column its centre lies over. The body keeps its words as they are. And a label
+set centred over several columns but read into one of them is given the empty header slots
+it is centred over (`centre_header_labels`).
+"""
+
+from __future__ import annotations
+
+from worker.core.bands import Band
+from worker.core.spans import SpanRect
+from worker.core.types import Word
+
+WORD_SPACE = 0.5  # words closer than this many text heights on one line are one label
+RULE_GLYPHS = frozenset("1lI|!")  # what OCR makes of a short vertical rule
+RULE_TALL = 1.4  # a "glyph" this many median text heights tall is a rule ...
+RULE_THIN = 0.2  # ... and so is one narrower than this share of its height
+REACH = 0.1  # a label reaching this share into an empty neighbour column, centred nearer over both, takes it
+
+
+def join_header_labels(words: list[Word], rows: list[Band], head: set[int]) -> list[Word]:
+    """`words` with each header label's words joined into one word (text in reading order,
+    box the union, the lowest confidence), and rule debris in the header dropped."""
+    if not head or not words:
+        return words
+    bands = [rows[i] for i in sorted(head) if 0 <= i < len(rows)]
+
+    def in_head(w: Word) -> bool:
+        cy = (w.bbox[1] + w.bbox[3]) / 2
+        return any(b.lo <= cy < b.hi for b in bands)
+
+    body = [w for w in words if not in_head(w)]
+    heights = sorted(w.bbox[3] - w.bbox[1] for w in words)
+    median_h = heights[len(heights) // 2]
+    labels: list[list[Word]] = []
+    for w in sorted((w for w in words if in_head(w) and not is_rule_debris(w, median_h)), key=lambda w: w.bbox[0]):
+        h = w.bbox[3] - w.bbox[1]
+        for group in labels:
+            last = group[-1]
+            lh = max(h, last.bbox[3] - last.bbox[1])
+            same_line = min(w.bbox[3], last.bbox[3]) - max(w.bbox[1], last.bbox[1]) >= 0.5 * lh
+            if same_line and 0 <= w.bbox[0] - last.bbox[2] <= WORD_SPACE * lh:
+                group.append(w)
+                break
+        else:
+            labels.append([w])
+    joined = [_join(g) for g in labels]
+    return body + joined
+
+
+def is_rule_debris(w: Word, median_height: float) -> bool:
+    """A vertical rule between header cells read as a glyph ("1 1996 1 1991"): one character
+    of `RULE_GLYPHS` in a box far taller than the text or thinner than any glyph. Such a "1"
+    made the header row read as values, so no column had a label."""
+    h, width = w.bbox[3] - w.bbox[1], w.bbox[2] - w.bbox[0]
+    return w.text.strip() in RULE_GLYPHS and (h >= RULE_TALL * median_height or width < RULE_THIN * h)
+
+
+def _join(group: list[Word]) -> Word:
+    if len(group) == 1:
+        return group[0]
+    confs = [w.confidence for w in group if w.confidence is not None]
+    box = (
+        min(w.bbox[0] for w in group),
+        min(w.bbox[1] for w in group),
+        max(w.bbox[2] for w in group),
+        max(w.bbox[3] for w in group),
+    )
+    return Word(" ".join(w.text for w in group), box, min(confs) if confs else None)
+
+
+def centre_header_labels(
+    rects: list[SpanRect], rows: list[Band], cols: list[Band], words: list[Word], head: set[int], repairs: list[str]
+) -> list[SpanRect]:
+    """A header label belongs over the columns it is centred on: a header cell whose words sit
+    centred off its own columns grows over empty header cells beside it, column by column,
+    while that brings its columns' centre nearer the label's, by a quarter column or with the
+    label's words reaching into that column ("hypermarkets" set over two sub-columns but read
+    into the first). Never into the stub column, never over words."""
+    if not head or not words:
+        return rects
+    rects = list(rects)
+    taken = {slot for r in rects for slot in r.slots()}
+    for row in sorted(head):  # header slots no cell claims are cells of their own here
+        if 0 <= row < len(rows):
+            for c in range(len(cols)):
+                if (row, c) not in taken:
+                    rects.append(SpanRect(row, row, c, c, min(rows[row].score, cols[c].score)))
+
+    def label_of(r: SpanRect) -> tuple[float, float] | None:
+        x0, x1 = cols[r.c0].lo, cols[r.c1].hi
+        y0, y1 = rows[r.r0].lo, rows[r.r1].hi
+        inside = [w for w in words if x0 <= (w.bbox[0] + w.bbox[2]) / 2 < x1 and y0 <= (w.bbox[1] + w.bbox[3]) / 2 < y1]
+        if not inside:
+            return None
+        return min(w.bbox[0] for w in inside), max(w.bbox[2] for w in inside)
+
+    def owner(r0: int, r1: int, c: int) -> int | None:
+        """The one rect covering column `c` over exactly rows r0..r1, if any."""
+        for i, o in enumerate(rects):
+            if o.c0 <= c <= o.c1 and o.r0 == r0 and o.r1 == r1:
+                return i
+        return None
+
+    grown = 0
+    for i in range(len(rects)):
+        r = rects[i]
+        if r.c0 == 0 or not all(row in head for row in range(r.r0, r.r1 + 1)):
+            continue
+        label = label_of(r)
+        if label is None:
+            continue
+        cx = (label[0] + label[1]) / 2
+        for step in (1, -1):
+            while True:
+                r = rects[i]
+                c = r.c1 + 1 if step == 1 else r.c0 - 1
+                if c <= 0 or c >= len(cols):
+                    break
+                j = owner(r.r0, r.r1, c)
+                if j is None or label_of(rects[j]) is not None:
+                    break
+                now = abs((cols[r.c0].lo + cols[r.c1].hi) / 2 - cx)
+                lo, hi = (r.c0, c) if step == 1 else (c, r.c1)
+                after = abs((cols[lo].lo + cols[hi].hi) / 2 - cx)
+                reaches = (
+                    label[1] > cols[c].lo + REACH * cols[c].size
+                    if step == 1
+                    else label[0] < cols[c].hi - REACH * cols[c].size
+                )
+                if not reaches and after > now - 0.25 * cols[c].size:
+                    break
+                o = rects[j]
+                rects[i] = SpanRect(r.r0, r.r1, lo, hi, r.score, r.projected)
+                rest = (
+                    SpanRect(o.r0, o.r1, o.c0 + 1, o.c1, o.score)
+                    if step == 1
+                    else SpanRect(o.r0, o.r1, o.c0, o.c1 - 1, o.score)
+                )
+                if rest.c0 > rest.c1:
+                    rects[j] = SpanRect(-1, -1, -1, -1)
+                else:
+                    rects[j] = rest
+                grown += 1
+    if grown:
+        repairs.append(f"{grown} header column slot(s) given to the label centred over them")
+    return [r for r in rects if r.r0 >= 0]
