@@ -22,6 +22,9 @@ CLOSE_BLOCKS = 4  # letters inside a fill: the fill mask is closed over this man
 LEVEL_BLOCKS = 6  # the fill level is the mean of fill blocks within this many blocks
 MIN_CONTRAST = 24.0  # letters must differ from their fill by at least this many grey levels
 MIN_NEAR_FILL = 8  # a region needs this many fill blocks around it (a lone grey block is a letter)
+PAPER_PERCENTILE = 90  # the paper's level: this percentile of the block means (most of a crop is paper)
+PAPER_MARGIN = 16.0  # a fill is darker than the paper by at least this: grey scanned paper is no fill
+DARK_FILL = 200.0  # ... but a fill this dark is one even where it covers most of the crop
 
 
 def flatten_fills(image: Image.Image) -> Image.Image:
@@ -34,7 +37,11 @@ def flatten_fills(image: Image.Image) -> Image.Image:
     blocks = grey[: bh * BLOCK, : bw * BLOCK].reshape(bh, BLOCK, bw, BLOCK)
     mean = blocks.mean(axis=(1, 3))
     std = blocks.std(axis=(1, 3))
-    fill = (mean >= FILL_MIN) & (mean <= FILL_MAX) & (std <= FILL_MAX_STD)
+    # paper scanned grey (office scans: 220-240) is not a fill: flattening it would turn its
+    # noise, lighter than its level, into dark specks
+    paper = float(np.percentile(mean, PAPER_PERCENTILE))
+    upper = min(FILL_MAX, max(paper - PAPER_MARGIN, DARK_FILL))
+    fill = (mean >= FILL_MIN) & (mean <= upper) & (std <= FILL_MAX_STD)
     if int(fill.sum()) < MIN_FILL_BLOCKS:
         return image.convert("L")
     # the fill's level near each block, from fill blocks only (a normalised box mean)

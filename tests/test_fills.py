@@ -77,3 +77,19 @@ def test_ppocr_reads_the_labels_of_a_white_on_dark_band_only_once_flattened():
 
     assert not all(label in header(img) for label in LABELS)
     assert header(flatten_fills(img).convert("RGB")) == LABELS
+
+
+def test_grey_scanned_paper_is_not_a_fill() -> None:
+    """An office scan's paper (grey 220-240, with sensor noise) comes back as it was: taken
+    for a fill, its noise lighter than its level turned into dark specks and OCR read nothing."""
+    import numpy as np
+    from PIL import Image, ImageDraw
+
+    from models.fills import flatten_fills
+
+    rng = np.random.default_rng(0)
+    page = Image.new("L", (400, 200), 228)
+    ImageDraw.Draw(page).text((20, 20), "Total 2,335", fill=30)
+    noisy = np.clip(np.asarray(page, dtype=np.float32) + rng.normal(0, 6, (200, 400)), 0, 255).astype(np.uint8)
+    scan = Image.fromarray(noisy)
+    assert np.array_equal(np.asarray(flatten_fills(scan)), noisy)
