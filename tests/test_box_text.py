@@ -129,3 +129,19 @@ def test_bar_glyph_is_trimmed_only_over_a_ruling_line():
     assert texts(grid) == rows and moved.trimmed == []
     grid, words = make_grid(rows)
     assert lift_box_text(grid, words).trimmed == []
+
+
+def test_caption_line_merged_into_the_header_row_is_cut_out_of_its_cells():
+    grid, words = make_grid(BODY)
+    # The caption's line sits above the header's own line, inside the header row's cells.
+    words = [Word(w.text, (w.bbox[0], w.bbox[1] + 10.0, w.bbox[2], w.bbox[3] + 10.0)) for w in words]
+    caption = run_words("Table 2. Sales of the company by region, in thousands of euro", 4.0, 1.0)
+    for cell in grid.cells:
+        if cell.row == 0 and cell.bbox is not None:
+            x0, x1 = cell.bbox[0], cell.bbox[2]
+            mine = [w.text for w in caption if x0 <= (w.bbox[0] + w.bbox[2]) / 2 < x1]
+            cell.text = " ".join([*mine, BODY[0][cell.col]])
+    assert texts(grid)[0][1].startswith("in ")  # the caption's words did reach the header cells
+    moved = lift_box_text(grid, [*caption, *words])
+    assert moved.caption == ["Table 2. Sales of the company by region, in thousands of euro"]
+    assert texts(grid) == BODY and grid.n_rows == 3
