@@ -112,11 +112,13 @@ def _crosses(line: _Line, gutters: list[float]) -> bool:
 
 
 def _is_caption(text: str) -> bool:
-    return bool(CAPTION_START.match(text)) or _long_sentence(text)
+    """Only a numbered caption: a spanning title or question above the header is a header."""
+    return bool(CAPTION_START.match(text))
 
 
-def _is_note(text: str) -> bool:
-    return bool(NOTE_START.match(text)) or _long_sentence(text)
+def _is_note(text: str, own_row: bool) -> bool:
+    """A note by its start, or a long sentence in a row of its own (not spread over cells)."""
+    return bool(NOTE_START.match(text)) or (own_row and _long_sentence(text))
 
 
 def _long_sentence(text: str) -> bool:
@@ -124,7 +126,9 @@ def _long_sentence(text: str) -> bool:
     return len(words) >= LONG_SENTENCE_WORDS
 
 
-def _edge_block(lines: list[_Line], gutters: list[float], spanning: set[int], top: bool) -> list[_Line]:
+def _edge_block(
+    lines: list[_Line], gutters: list[float], spanning: set[int], owners: dict[int, int], top: bool
+) -> list[_Line]:
     """The lines at one edge that are single runs across a kept gutter (or inside a cell that
     spans columns), shaped as a caption (top) or a note (bottom)."""
 
@@ -148,7 +152,8 @@ def _edge_block(lines: list[_Line], gutters: list[float], spanning: set[int], to
         if len(block) != len(lines) or not (CAPTION_START if top else NOTE_START).match(block[0].text):
             return []
     first = block[0].text
-    if not (_is_caption(first) if top else _is_note(first)):
+    own_row = len(block) == len(lines) and len({owners[id(w)] for line in block for w in line.words}) == 1
+    if not (_is_caption(first) if top else _is_note(first, own_row)):
         return []
     return block
 
@@ -210,7 +215,8 @@ def _lift_edge(grid: TableGrid, words: list[Word], top: bool, out: BoxText) -> s
         return set()
     spanning = {id(w) for c in grid.cells if c.row == r and c.colspan > 1 for w in owner.get(id(c), [])}
     lines = _lines(edge)
-    block = _edge_block(lines, gutters, spanning, top)
+    owners = {id(w): id(c) for c in grid.cells if c.row == r for w in owner.get(id(c), [])}
+    block = _edge_block(lines, gutters, spanning, owners, top)
     if not block:
         return set()
     text = " ".join(line.text for line in block)
