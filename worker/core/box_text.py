@@ -21,6 +21,7 @@ from worker.core.captions import CAPTION_START, NOTE_START, Context
 from worker.core.types import Cell, RulingLines, TableGrid, Word
 
 LONG_SENTENCE_WORDS = 8  # a run this long crossing gutters is prose, not a label
+LONG_TITLE_WORDS = 10  # above the header, spanning labels and questions run to about eight words
 SAME_RUN_GAP = 1.5  # word heights: a wider gap inside a line separates columns, not words
 MAX_EDGE_LINES = 4  # at most this many lines are lifted from one edge
 DEBRIS_GLYPHS = frozenset("|lI[]")
@@ -111,9 +112,9 @@ def _crosses(line: _Line, gutters: list[float]) -> bool:
     return any(x0 < g < x1 for g in gutters)
 
 
-def _is_caption(text: str) -> bool:
-    """Only a numbered caption: a spanning title or question above the header is a header."""
-    return bool(CAPTION_START.match(text))
+def _is_caption(text: str, own_row: bool) -> bool:
+    """A numbered caption, or a title sentence longer than a header label, in a row of its own."""
+    return bool(CAPTION_START.match(text)) or (own_row and _long_sentence(text, LONG_TITLE_WORDS))
 
 
 def _is_note(text: str, own_row: bool) -> bool:
@@ -121,9 +122,9 @@ def _is_note(text: str, own_row: bool) -> bool:
     return bool(NOTE_START.match(text)) or (own_row and _long_sentence(text))
 
 
-def _long_sentence(text: str) -> bool:
+def _long_sentence(text: str, n: int = LONG_SENTENCE_WORDS) -> bool:
     words = [t for t in text.split() if not _NUMBER.match(t)]
-    return len(words) >= LONG_SENTENCE_WORDS
+    return len(words) >= n
 
 
 def _edge_block(
@@ -153,7 +154,7 @@ def _edge_block(
             return []
     first = block[0].text
     own_row = len(block) == len(lines) and len({owners[id(w)] for line in block for w in line.words}) == 1
-    if not (_is_caption(first) if top else _is_note(first, own_row)):
+    if not (_is_caption(first, own_row) if top else _is_note(first, own_row)):
         return []
     return block
 
