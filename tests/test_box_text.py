@@ -148,7 +148,7 @@ def test_caption_line_merged_into_the_header_row_is_cut_out_of_its_cells():
 
 
 def test_a_long_title_sentence_is_a_caption_but_a_spanning_question_is_a_header():
-    title = "Correlation coefficients of the spread and yield differences for selected European countries"
+    title = "Yield differences for the selected countries of the euro area in 2010"
     grid, words = make_grid([[""] * 4, *BODY], spans={0: title})
     assert lift_box_text(grid, words).caption == [title] and texts(grid) == BODY
     grid, words = make_grid([[""] * 4, *BODY], spans={0: "How often have you taken medicine or tablets?"})
