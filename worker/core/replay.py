@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from worker.core.box_text import lift_box_text
 from worker.core.reconstruct import reconstruct
 from worker.core.refine import RefineRules
 from worker.core.token_grid import StructureToken, token_grid
@@ -283,6 +284,7 @@ def replay_grid(
 ) -> TableGrid:
     """The grid a payload stands for, rebuilt by its engine's core rules, corrections applied."""
     grid = FORMATS[item.engine].grid(item, thresholds, duplicate_overlap, refine)
+    lift_box_text(grid, item.words, item.lines)  # as the pipeline's table stage does
     apply_corrections(grid, item.corrections)
     return grid
 

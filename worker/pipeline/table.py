@@ -10,12 +10,13 @@ from PIL import Image
 
 from worker.contract import TableRecord
 from worker.contract.page_transform import PageTransformRecord
+from worker.core.box_text import lift_box_text, with_box_text
 from worker.core.captions import Context
 from worker.core.detections import TableBox, rotate_words_clockwise, words_in_crop
 from worker.core.flags import complexity_flags
 from worker.core.html_out import grid_to_html
 from worker.core.page_transform import PageTransform
-from worker.core.types import Word
+from worker.core.types import RulingLines, Word
 from worker.outputs import table_record
 from worker.overlap import timed
 from worker.pipeline.normalise import crop_input
@@ -80,6 +81,15 @@ def settle(table: FoundTable, timings: dict[str, float]) -> None:
             timings[stage] = timings.get(stage, 0.0) + seconds
 
 
+def scan_rules(table: FoundTable, run: Run) -> RulingLines | None:
+    """Ruling lines of an OCR'd crop, the evidence `lift_box_text` needs to trim `|` glyphs."""
+    if table.text_source != "ocr" or not run.settings.refine.lines:
+        return None
+    from models.rules import find_ruling_lines
+
+    return find_ruling_lines(table.crop, max(10, run.dpi // 5))
+
+
 def build_table(
     run: Run,
     table: FoundTable,
@@ -94,6 +104,8 @@ def build_table(
     as it came in; the crop, its box and the cells stay on the normalised page the models saw."""
     assert not isinstance(table.words, Future) and not isinstance(table.context, Future), "settle() first"
     built = run.engine.build_grid(objects, table.words, table.crop, run.dpi, run.settings)
+    moved = lift_box_text(built.grid, table.words, built.lines or scan_rules(table, run))
+    table.context = with_box_text(table.context, moved)
     numbers = check_numbers(
         built.grid,
         text_source=table.text_source,
@@ -132,7 +144,7 @@ def build_table(
         tokens=built.tokens,
         engine=run.stages.engine,
         totals=numbers.totals,
-        text_repairs=numbers.repairs,
+        text_repairs=[*moved.trimmed, *numbers.repairs],
         page_transform=normalisation,
     )
     return record, grid_to_html(grid)

@@ -1,0 +1,155 @@
+"""Captions and notes read into a table's grid go back to its context; `|` debris trimmed on rules."""
+
+from __future__ import annotations
+
+from worker.core.box_text import lift_box_text, with_box_text
+from worker.core.captions import Context
+from worker.core.types import Cell, RulingLines, TableGrid, Word
+
+COLS = [(0.0, 300.0), (300.0, 400.0), (400.0, 500.0), (500.0, 600.0)]
+ROW_H = 30.0
+CHAR_W = 8.0
+
+
+def run_words(text: str, x: float, y: float) -> list[Word]:
+    """Words of one text run starting at x on the line at y (12 px tall, one space apart)."""
+    out = []
+    for token in text.split():
+        width = CHAR_W * len(token)
+        out.append(Word(token, (x, y, x + width, y + 12.0)))
+        x += width + 6.0
+    return out
+
+
+def make_grid(rows: list[list[str]], spans: dict[int, str] | None = None) -> tuple[TableGrid, list[Word]]:
+    """A grid of len(rows) rows over COLS; row r of `spans` is one cell over all columns holding
+    that text. Cell text is the words in it, as the engines read them."""
+    spans = spans or {}
+    cells: list[Cell] = []
+    words: list[Word] = []
+    for r in range(len(rows)):
+        y0 = r * ROW_H
+        if r in spans:
+            ws = run_words(spans[r], 4.0, y0 + 8.0)
+            words += ws
+            cells.append(Cell(r, 0, 1, len(COLS), " ".join(w.text for w in ws), (0.0, y0, 600.0, y0 + ROW_H)))
+            continue
+        for c, (x0, x1) in enumerate(COLS):
+            text = rows[r][c]
+            ws = run_words(text, x0 + 4.0, y0 + 8.0) if text else []
+            words += ws
+            cells.append(Cell(r, c, 1, 1, " ".join(w.text for w in ws), (x0, y0, x1, y0 + ROW_H)))
+    return TableGrid(len(rows), len(COLS), cells, header_rows=1), words
+
+
+def texts(grid: TableGrid) -> list[list[str]]:
+    rows = [[""] * grid.n_cols for _ in range(grid.n_rows)]
+    for cell in grid.cells:
+        rows[cell.row][cell.col] = cell.text
+    return rows
+
+
+BODY = [
+    ["Region", "2019", "2020", "2021"],
+    ["North", "1,204", "1,310", "1,422"],
+    ["South", "980", "1,015", "1,101"],
+]
+
+
+def test_caption_row_crossing_gutters_moves_to_the_caption():
+    grid, words = make_grid([[""] * 4, *BODY], spans={0: "Table 4: Sales by region, EUR thousand"})
+    moved = lift_box_text(grid, words)
+    assert texts(grid) == BODY
+    assert moved.caption == ["Table 4: Sales by region, EUR thousand"]
+    assert grid.header_rows == 0  # the dropped row was the one counted as header
+    assert any("moved to the caption" in r for r in grid.repairs)
+    ctx = with_box_text(Context(notes=["Source: ONS"]), moved)
+    assert ctx is not None and ctx.caption == "Table 4: Sales by region, EUR thousand"
+    assert ctx.notes == ["Source: ONS"]
+
+
+def test_note_line_merged_into_the_last_row_is_cut_out_of_its_cells():
+    grid, words = make_grid(BODY)
+    # The note's line sits under the last row's own line, inside its cells, across every gutter.
+    note = run_words("Source: national statistics office, provisional figures for 2021", 4.0, 2 * ROW_H + 24.0)
+    for w in note:  # the engine put each note word into the cell under it
+        cell = next(
+            c for c in grid.cells if c.row == 2 and c.bbox and c.bbox[0] <= (w.bbox[0] + w.bbox[2]) / 2 < c.bbox[2]
+        )
+        cell.text = f"{cell.text} {w.text}"
+    words += note
+    moved = lift_box_text(grid, words)
+    assert texts(grid) == BODY
+    assert moved.notes == ["Source: national statistics office, provisional figures for 2021"]
+    assert grid.n_rows == 3
+    ctx = with_box_text(None, moved)
+    assert ctx is not None and ctx.notes == moved.notes and ctx.caption == ""
+    # Already captured from the strip below the box: not repeated.
+    again = with_box_text(Context(notes=["Source: national statistics office, provisional figures for 2021."]), moved)
+    assert again is not None and len(again.notes) == 1
+
+
+def test_a_short_spanning_title_row_is_a_header_and_stays():
+    grid, words = make_grid([[""] * 4, *BODY], spans={0: "Sales by region"})
+    moved = lift_box_text(grid, words)
+    assert grid.n_rows == 4 and texts(grid)[0][0] == "Sales by region"
+    assert moved.caption == [] and moved.repairs == []
+
+
+def test_a_section_row_with_a_long_label_and_empty_values_stays():
+    rows = [*BODY[:2], ["Other regions of the country, excluding the capital", "", "", ""], BODY[2]]
+    grid, words = make_grid(rows)
+    moved = lift_box_text(grid, words)
+    assert texts(grid) == rows
+    assert moved.notes == [] and moved.caption == []
+
+
+def test_a_long_last_row_label_with_values_is_not_a_note():
+    rows = [*BODY, ["Total of all the regions named in the table above", "2,184", "2,325", "2,523"]]
+    grid, words = make_grid(rows)
+    lift_box_text(grid, words)
+    assert texts(grid) == rows
+
+
+def test_bar_glyph_is_trimmed_only_over_a_ruling_line():
+    rows = [*BODY[:2], ["South", "980 |", "1,015", "|1,101"]]
+    grid, words = make_grid(rows)
+    bar = next(w for w in words if w.text == "|")
+    glued = next(w for w in words if w.text == "|1,101")
+    rule_x = (bar.bbox[0] + bar.bbox[2]) / 2
+    moved = lift_box_text(grid, words, RulingLines(v=(rule_x, glued.bbox[0] + 2.0)))
+    assert texts(grid)[2] == BODY[2]
+    assert {(t["row"], t["col"], t["from"], t["to"]) for t in moved.trimmed} == {
+        (2, 1, "980 |", "980"),
+        (2, 3, "|1,101", "1,101"),
+    }
+    # The same text without a rule under the glyph stays as read.
+    grid, words = make_grid(rows)
+    moved = lift_box_text(grid, words, RulingLines(v=(350.0,)))
+    assert texts(grid) == rows and moved.trimmed == []
+    grid, words = make_grid(rows)
+    assert lift_box_text(grid, words).trimmed == []
+
+
+def test_caption_line_merged_into_the_header_row_is_cut_out_of_its_cells():
+    grid, words = make_grid(BODY)
+    # The caption's line sits above the header's own line, inside the header row's cells.
+    words = [Word(w.text, (w.bbox[0], w.bbox[1] + 10.0, w.bbox[2], w.bbox[3] + 10.0)) for w in words]
+    caption = run_words("Table 2. Sales of the company by region, in thousands of euro", 4.0, 1.0)
+    for cell in grid.cells:
+        if cell.row == 0 and cell.bbox is not None:
+            x0, x1 = cell.bbox[0], cell.bbox[2]
+            mine = [w.text for w in caption if x0 <= (w.bbox[0] + w.bbox[2]) / 2 < x1]
+            cell.text = " ".join([*mine, BODY[0][cell.col]])
+    assert texts(grid)[0][1].startswith("in ")  # the caption's words did reach the header cells
+    moved = lift_box_text(grid, [*caption, *words])
+    assert moved.caption == ["Table 2. Sales of the company by region, in thousands of euro"]
+    assert texts(grid) == BODY and grid.n_rows == 3
+
+
+def test_a_long_title_sentence_is_a_caption_but_a_spanning_question_is_a_header():
+    title = "Yield differences for the selected countries of the euro area in 2010"
+    grid, words = make_grid([[""] * 4, *BODY], spans={0: title})
+    assert lift_box_text(grid, words).caption == [title] and texts(grid) == BODY
+    grid, words = make_grid([[""] * 4, *BODY], spans={0: "How often have you taken medicine or tablets?"})
+    assert lift_box_text(grid, words).caption == [] and grid.n_rows == 4
