@@ -218,6 +218,9 @@ async function saveEdit(editor) {
 async function setupEditor(editor) {
   const card = editor.closest(".table-card");
   const img = card.querySelector(".crop img");
+  // listen before awaiting anything: a crop that finishes loading while the record or the
+  // chunks are fetched would otherwise never get its boxes (placeBoxes waits for both)
+  img.addEventListener("load", () => placeBoxes(editor));
   try {
     await loadRecord(editor);
     await showChunks(editor);
@@ -225,7 +228,7 @@ async function setupEditor(editor) {
     editor.querySelector(".edit-grid").textContent = `error: ${err.message}`;
     return;
   }
-  img.addEventListener("load", () => placeBoxes(editor));
+  placeBoxes(editor);
   window.addEventListener("resize", () => placeBoxes(editor));
   const grid = editor.querySelector(".edit-grid");
   grid.addEventListener("mouseover", (e) => highlight(card, keyOf(e.target)));
