@@ -274,7 +274,7 @@ class OcrSettings(Group):
     )
 
     ppocr_det_tile_pixels: int = Field(
-        1024 * 1024,
+        512 * 1024,
         ge=0,
         description="PP-OCR detection: inputs larger than this many pixels are read in overlapping tiles of at "
         "most this size, so a worker's memory does not follow the largest crop (0: whole; docs/speed.md)",

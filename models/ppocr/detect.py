@@ -53,7 +53,7 @@ class DetectConfig:
     min_side: int = 0
     max_side: int = 2016
     scale: float = 1.0
-    tile_pixels: int = 1024 * 1024
+    tile_pixels: int = 512 * 1024
     tile_overlap: int = 128
 
 
