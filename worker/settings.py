@@ -273,6 +273,13 @@ class OcrSettings(Group):
         0, ge=0, description="PP-OCR detection: scale crops up so the shorter side is at least this (0: as rendered)"
     )
 
+    ppocr_det_tile_pixels: int = Field(
+        512 * 1024,
+        ge=0,
+        description="PP-OCR detection: inputs larger than this many pixels are read in overlapping tiles of at "
+        "most this size, so a worker's memory does not follow the largest crop (0: whole; docs/speed.md)",
+    )
+
     ppocr_rec_batch_size: int = Field(8, ge=1, le=256, description="PP-OCR recognition: text lines per model call")
 
     ppocr_min_score: float = Field(

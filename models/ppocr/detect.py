@@ -18,6 +18,7 @@ import numpy as np
 from PIL import Image
 
 from models.ppocr.components import box_means, component_boxes
+from models.ppocr.tiles import tiled_map
 
 STRIDE = 32  # the network downsamples five times
 
@@ -40,6 +41,9 @@ class DetectConfig:
     `min_side`: images whose shorter side is below it are scaled up to it (PaddleOCR's own
     default is 736, meant for photos); 0 keeps the scale. `max_side` caps the longer side.
     `scale` multiplies the image first (1 = as given). What each costs and buys: docs/ocr.md.
+    `tile_pixels`: inputs larger than this are run in overlapping tiles of at most this many
+    pixels (`tile_overlap` apart at the seams; models.ppocr.tiles), so one call's memory stays
+    bounded whatever the crop's size; 0 runs every input whole.
     """
 
     thresh: float = 0.3
@@ -49,6 +53,8 @@ class DetectConfig:
     min_side: int = 0
     max_side: int = 2016
     scale: float = 1.0
+    tile_pixels: int = 512 * 1024
+    tile_overlap: int = 128
 
 
 class TextDetector:
@@ -84,8 +90,11 @@ class TextDetector:
         if size != (width, height):
             image = image.resize(size, Image.Resampling.BILINEAR)
         bgr = np.asarray(image, dtype=np.float32)[:, :, ::-1]
-        tensor = ((bgr / 255.0 - 0.5) / 0.5).transpose(2, 0, 1)[None]
-        (out,) = self.session.run(None, {self.input_name: np.ascontiguousarray(tensor)})
+        tensor = np.ascontiguousarray(((bgr / 255.0 - 0.5) / 0.5).transpose(2, 0, 1)[None])
+        return tiled_map(tensor, self._run, self.config.tile_pixels, self.config.tile_overlap)
+
+    def _run(self, tensor: np.ndarray) -> np.ndarray:
+        (out,) = self.session.run(None, {self.input_name: tensor})
         return np.asarray(out[0, 0], dtype=np.float32)
 
     def detect(self, rgb: np.ndarray) -> list[TextBox]:

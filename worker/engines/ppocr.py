@@ -54,7 +54,7 @@ def load(settings: OcrSettings, dpi: int, models: ModelSettings | None = None) -
         models.models_dir if models is not None else None,
         threads=settings.threads,
         device=models.device if models is not None else "cpu",
-        detect=DetectConfig(min_side=settings.ppocr_det_min_side),
+        detect=DetectConfig(min_side=settings.ppocr_det_min_side, tile_pixels=settings.ppocr_det_tile_pixels),
         recognise=RecogniseConfig(batch_size=settings.ppocr_rec_batch_size),
         min_score=settings.ppocr_min_score,
         rule_min_px=max(10, dpi // 5),
