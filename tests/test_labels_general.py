@@ -75,3 +75,26 @@ def test_row_label_spanning_two_columns_is_said_once():
     grid = grid_from_spec(3, 3, [(1, 0, 1, 2)], header_rows=1, texts=texts)
     ser = serialisations(grid)
     assert ser["row_lines"][0] == "Column 2: All persons; Value: 7"  # the stub columns' labels, said once
+
+
+def test_a_row_of_years_with_footnote_marks_is_the_header():
+    """Years marked for their footnotes ("1995*", "1990**") are column labels, not values:
+    without them in the header every value below lost its year."""
+    texts = {
+        (0, 0): "",
+        (0, 1): "1997",
+        (0, 2): "1995*",
+        (0, 3): "1990**",
+        (1, 0): "UK",
+        (1, 1): "42.3",
+        (1, 2): "29",
+        (1, 3): "31",
+        (2, 0): "France",
+        (2, 1): "18.2",
+        (2, 2): "16",
+        (2, 3): "20",
+    }
+    grid = grid_from_spec(3, 4, [], texts=texts)
+    assert infer_header_rows(grid) == 1
+    ser = serialisations(grid)
+    assert ser["row_lines"][0] == "UK; 1997: 42.3; 1995*: 29; 1990**: 31"

@@ -16,7 +16,8 @@ from worker.core.types import Cell, TableGrid
 
 PATH_SEP = " / "
 
-_YEAR = re.compile(r"^(?:19|20)\d\d(?:\s*[-/–]\s*(?:\d\d|\d{4}))?[a-z*]?$")
+# a year, or a span of years, as a column label; a footnote mark may follow ("1995*", "1990**", "2001†")
+_YEAR = re.compile(r"^(?:19|20)\d\d(?:\s*[-/–]\s*(?:\d\d|\d{4}))?(?:[a-z]|\*{1,3}|[†‡§]{1,2})?$")
 _PLACEHOLDER = {"-", "–", "—", "n/a", "na", "n.a.", "..", "...", "x", "*", "nil", "none", "—/—"}
 _NUMBERISH = re.compile(r"^[\s(+\-–−<>≤≥~±£$€¥%]*\d[\d\s.,%/:()+\-–−×x*]*[a-zA-Z%‰]{0,12}\)?$")
 
