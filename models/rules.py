@@ -42,6 +42,12 @@ def find_ruling_lines(
     return RulingLines(_centres(h_mask.sum(axis=1), min_len), _centres(v_mask.sum(axis=0), min_len))
 
 
+def crop_rules(crop: Image.Image, dpi: int) -> RulingLines:
+    """The rules of a table crop rendered at `dpi`: a rule is at least a fifth of an inch long
+    (10 px at the least), so a letter's stroke never counts as one."""
+    return find_ruling_lines(crop, max(10, dpi // 5))
+
+
 def _centres(counts: np.ndarray, min_len: int) -> tuple[float, ...]:
     on = counts >= min_len
     edges = np.flatnonzero(np.diff(np.concatenate([[0], on.astype(np.int8), [0]])))

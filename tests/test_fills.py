@@ -66,7 +66,7 @@ def test_a_page_without_fills_comes_back_unchanged():
 )
 def test_ppocr_reads_the_labels_of_a_white_on_dark_band_only_once_flattened():
     """PP-OCR, the default engine, reads white letters on a dark fill as noise; flattened,
-    it reads every label (the engine's own wrapper flattens: worker.engines.ppocr)."""
+    it reads every label, and so does the engine the registry loads."""
     import models.ppocr as ppocr
 
     engine = ppocr.load(threads=1, rule_min_px=28)
@@ -77,6 +77,14 @@ def test_ppocr_reads_the_labels_of_a_white_on_dark_band_only_once_flattened():
 
     assert not all(label in header(img) for label in LABELS)
     assert header(flatten_fills(img).convert("RGB")) == LABELS
+    # the engine the registry loads flattens itself (worker.engines.ocr.FillFlattened)
+    from helpers import isolated_settings
+
+    from worker.engines.ocr import load_ocr_engine
+
+    s = isolated_settings(ocr={"engine": "ppocr", "threads": 1})
+    loaded = load_ocr_engine(s.ocr, 144, s.models)
+    assert loaded.name == "ppocr" and [w.text for w in loaded.read(img) if w.bbox[1] < 34] == LABELS
 
 
 def test_grey_scanned_paper_is_not_a_fill() -> None:

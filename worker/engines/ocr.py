@@ -99,11 +99,33 @@ def _factory(name: str) -> OcrFactory:
     return _LOADED[name]
 
 
+class FillFlattened:
+    """An engine whose every image has its shaded and coloured fills flattened first
+    (`models.fills`, `ocr.flatten_fills`): one place for every engine, chosen at load time.
+    Everything but `read` (name, version, weights, read_cells) is the engine's own."""
+
+    def __init__(self, engine: OcrEngine) -> None:
+        self.engine = engine
+
+    def read(self, image: Image.Image) -> list[Word]:
+        from models.fills import flatten_fills
+
+        return self.engine.read(flatten_fills(image))
+
+    __call__ = read  # Stages.ocr is a plain callable
+
+    def __getattr__(self, name: str) -> object:
+        if name == "engine":  # not set yet (a copy being unpickled): never recurse
+            raise AttributeError(name)
+        return getattr(self.engine, name)
+
+
 def load_ocr_engine(settings: OcrSettings, dpi: int, models: ModelSettings | None = None) -> OcrEngine:
     """The OCR engine the `ocr` settings group chooses, ready to read crops rendered at `dpi`;
     `models` gives engines with weights their folder and device."""
     name, _ = resolve_ocr_engine(settings.engine, models.models_dir if models is not None else None)
-    return _factory(name)(settings, dpi, models)
+    engine = _factory(name)(settings, dpi, models)
+    return FillFlattened(engine) if settings.flatten_fills else engine  # type: ignore[return-value]
 
 
 def load_cell_reader(settings: OcrSettings, dpi: int) -> CellReader | None:

@@ -15,16 +15,15 @@ if TYPE_CHECKING:
 class PpOcrEngine:
     """The detector + recogniser with the settings' sizing, batch, threads and score floor.
 
-    Flat cell fills are flattened to white first (models.fills), then ruling lines longer than
-    ~1/5 inch at the render dpi are erased, as for tesseract.
+    Ruling lines longer than ~1/5 inch at the render dpi are erased, as for tesseract (fills are
+    flattened before any engine reads: worker.engines.ocr.FillFlattened).
     `weights` names the two ONNX files with their sha256 for the manifest.
     """
 
     name = "ppocr"
 
-    def __init__(self, engine: PpOcr, flatten_fills: bool = True) -> None:
+    def __init__(self, engine: PpOcr) -> None:
         self.engine = engine
-        self.flatten_fills = flatten_fills
         self.weights: dict[str, dict[str, Any]] = {
             k: v for k, v in engine.models.items() if k != "ocr"
         }  # ocr_detection, ocr_recognition
@@ -36,10 +35,6 @@ class PpOcrEngine:
         return PPOCR_REC.requirement
 
     def read(self, image: Image.Image) -> list[Word]:
-        if self.flatten_fills:
-            from models.fills import flatten_fills
-
-            image = flatten_fills(image)
         return self.engine.read(image)
 
     __call__ = read  # Stages.ocr is a plain callable
@@ -59,4 +54,4 @@ def load(settings: OcrSettings, dpi: int, models: ModelSettings | None = None) -
         min_score=settings.ppocr_min_score,
         rule_min_px=max(10, dpi // 5),
     )
-    return PpOcrEngine(engine, settings.flatten_fills)
+    return PpOcrEngine(engine)

@@ -52,10 +52,10 @@ class TableTransformerEngine:
         self, raw: list[dict[str, Any]], words: list[Word], crop: Image.Image, dpi: int, settings: Settings
     ) -> BuiltGrid:
         """Objects -> grid; ruling lines found on the crop (a numpy step in models/) refine it."""
-        from models.rules import find_ruling_lines
+        from models.rules import crop_rules
 
         structure = [StructureObject(o["label"], float(o["score"]), tuple(o["bbox"])) for o in raw]
-        lines = find_ruling_lines(crop, max(10, dpi // 5)) if settings.refine.lines else None
+        lines = crop_rules(crop, dpi) if settings.refine.lines else None
         s = settings.structure
         grid = reconstruct(
             structure, words, crop.size, s.thresholds(), s.duplicate_overlap, lines, settings.refine.rules()

@@ -28,7 +28,6 @@ class TesseractOcr:
         self.psm = settings.psm
         self.threads = settings.threads or None
         self.rule_min_px = max(10, dpi // 5)
-        self.flatten_fills = settings.flatten_fills
 
     @property
     def version(self) -> str:
@@ -37,10 +36,6 @@ class TesseractOcr:
     def read(self, image: Image.Image) -> list[Word]:
         from models.ocr import ocr_words
 
-        if self.flatten_fills:
-            from models.fills import flatten_fills
-
-            image = flatten_fills(image)
         return ocr_words(image, lang=self.lang, psm=self.psm, rule_min_px=self.rule_min_px, threads=self.threads)
 
     __call__ = read  # Stages.ocr is a plain callable

@@ -85,9 +85,9 @@ def scan_rules(table: FoundTable, run: Run) -> RulingLines | None:
     """Ruling lines of an OCR'd crop, the evidence `lift_box_text` needs to trim `|` glyphs."""
     if table.text_source != "ocr" or not run.settings.refine.lines:
         return None
-    from models.rules import find_ruling_lines
+    from models.rules import crop_rules
 
-    return find_ruling_lines(table.crop, max(10, run.dpi // 5))
+    return crop_rules(table.crop, run.dpi)
 
 
 def build_table(
