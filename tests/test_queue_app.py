@@ -63,6 +63,10 @@ def test_default_timing_reruns_a_lost_page_within_two_minutes():
         settings(visibility_timeout=60, task_time_limit=60, task_soft_time_limit=50)
     with pytest.raises(ValueError, match="SOFT"):
         settings(task_soft_time_limit=60, task_time_limit=60)
+    # a worker killed mid-sweep leaves the sweep's lock: it must not hold lost tasks for kombu's 5 minutes
+    assert celery_config(s)["broker_transport_options"]["unacked_mutex_expire"] == s.queue.unacked_mutex_expire <= 10
+    with pytest.raises(ValueError, match="UNACKED_MUTEX_EXPIRE"):
+        settings(unacked_mutex_expire=90)
 
 
 def test_importing_the_queue_never_loads_torch():

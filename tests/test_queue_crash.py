@@ -14,15 +14,18 @@ import time
 from collections.abc import Iterator
 
 import pytest
+import redis
 from queue_fixtures import (
     Cluster,
     Worker,
     sample_pdf,
+    settings_from_env,
     start_cluster,
     wait_for,
 )
 
 from worker.queue.client import JobClient
+from worker.queue.watchdog import grace_seconds
 
 pytestmark = pytest.mark.slow
 
@@ -48,6 +51,7 @@ def cluster(tmp_path_factory, tiny_models) -> Iterator[Cluster]:
         retry_backoff_max=1,
         preload_models=1,
         worker_proc_alive_timeout=90,
+        watchdog_interval=2,
     ) as cluster:
         yield cluster
 
@@ -106,6 +110,12 @@ def test_whole_worker_killed_pages_rerun_on_a_new_worker(cluster, tmp_path):
     time.sleep(PAGE_DELAY / 3)
     worker.kill()  # main process and child: a GPU node lost, its task unacknowledged in Redis
     killed_at = time.monotonic()
+    # ... and as if it died in the middle of a restore sweep: the sweep's lock is left behind, as the
+    # sweep takes it (redis-py's lock, living UNACKED_MUTEX_EXPIRE; kombu's own default is 5 minutes)
+    expire = settings_from_env(cluster.env).queue.unacked_mutex_expire
+    broker = redis.Redis.from_url(cluster.env["TABLESIGHT_BROKER_URL"])
+    assert broker.set("unacked_mutex", "dead-worker-token", nx=True, px=expire * 1000)
+    broker.close()
     assert client.status(job_id)["status"] == "running"
     new_worker(cluster)
     wait_for(lambda: client.status(job_id)["status"] != "running", 120, interval=0.2, what="the job to end")
@@ -115,8 +125,33 @@ def test_whole_worker_killed_pages_rerun_on_a_new_worker(cluster, tmp_path):
         f"(visibility timeout {VISIBILITY} s)"
     )
     check_whole(client, job_id, 3)
-    assert took < VISIBILITY + 45  # redelivered after the visibility timeout, not Redis's one-hour default
+    # redelivered after the visibility timeout (not Redis's one-hour default), the dead sweep's
+    # lock expiring after UNACKED_MUTEX_EXPIRE (not kombu's five minutes)
+    assert took < VISIBILITY + 45
     assert client.status(job_id)["pages"][str(page)]["attempts"] == 2
+
+
+def test_a_message_taken_by_a_worker_that_died_before_recording_it_is_sent_again(cluster, tmp_path):
+    for w in cluster.workers:
+        if w.alive:
+            w.kill()
+    client: JobClient = cluster.client
+    job_id = client.enqueue(sample_pdf(tmp_path / "lost.pdf", 2, seed=25))
+    settings = settings_from_env(cluster.env)
+    broker = redis.Redis.from_url(cluster.env["TABLESIGHT_BROKER_URL"])
+    # what a worker's BRPOP does just before it is killed, ahead of recording the delivery as
+    # unacknowledged: the message leaves the queue and is nowhere; no visibility timeout returns it
+    taken = broker.rpop(settings.queue.docs)
+    broker.close()
+    assert taken is not None and job_id.encode() in taken
+    lost_at = time.monotonic()
+    worker = new_worker(cluster)
+    wait_for(lambda: client.status(job_id)["status"] not in ("queued", "running"), 120, interval=0.2, what="the job")
+    took = time.monotonic() - lost_at
+    check_whole(client, job_id, 2)
+    assert f"re-sent the lost document task of job {job_id}" in worker.text()
+    # the grace: visibility timeout + two restore sweeps + one watchdog interval, then one pass
+    assert took < grace_seconds(settings) + 30, took
 
 
 def test_sigterm_mid_job_unfinished_pages_go_to_the_next_worker(cluster, tmp_path):

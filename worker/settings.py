@@ -340,6 +340,8 @@ class QueueSettings(Group):
                 "VISIBILITY_TIMEOUT must exceed TASK_TIME_LIMIT + RETRY_BACKOFF_MAX, "
                 "else long or retried tasks run twice"
             )
+        if self.unacked_mutex_expire >= self.visibility_timeout:
+            raise ValueError("UNACKED_MUTEX_EXPIRE must be below VISIBILITY_TIMEOUT")
         return self
 
     broker_url: str = Field("redis://localhost:6379/0", description="Redis URL of the Celery broker")
@@ -379,6 +381,20 @@ class QueueSettings(Group):
 
     unacked_restore_interval: int = Field(
         5, ge=1, description="seconds between sweeps that re-queue tasks past the visibility timeout"
+    )
+
+    watchdog_interval: int = Field(
+        30,
+        ge=0,
+        description="seconds between a worker's passes over the live jobs that re-send tasks the broker lost "
+        "(a worker killed between taking a message and recording it; worker.queue.watchdog); 0 turns it off",
+    )
+
+    unacked_mutex_expire: int = Field(
+        10,
+        ge=2,
+        description="seconds a sweep's lock lives: a worker killed mid-sweep holds it this long, and no "
+        "lost task comes back meanwhile (kombu's default is 300); a sweep takes milliseconds",
     )
 
     task_soft_time_limit: int = Field(

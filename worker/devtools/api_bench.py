@@ -251,6 +251,7 @@ def _settings(work: str) -> dict[str, Any]:
         "dpi": 72,
         "visibility_timeout": 60,  # a killed worker's tasks come back within about a minute
         "unacked_restore_interval": 5,
+        "watchdog_interval": 10,  # a message a killed worker took unrecorded is sent again within ~90 s
         "task_soft_time_limit": 40,
         "task_time_limit": 50,
         "retry_backoff_max": 5,

@@ -7,7 +7,8 @@ child on its first page task (worker.queue.runtime), so the parent never touches
 Reliability (docs/architecture.md, 'The queue's guarantees'): late acks and
 reject-on-worker-lost give a killed child's task
 back at once; Redis's visibility timeout gives a lost node's tasks back after
-`visibility_timeout` seconds, swept every `unacked_restore_interval` seconds, so tasks are
+`visibility_timeout` seconds, swept every `unacked_restore_interval` seconds (a sweep's lock,
+left behind by a worker killed mid-sweep, expires after `unacked_mutex_expire`), so tasks are
 kept page-sized and their hard time limit (plus the longest retry delay) stays below it.
 """
 
@@ -41,6 +42,10 @@ def celery_config(s: Settings) -> dict[str, Any]:
             "visibility_timeout": s.queue.visibility_timeout,
             "unacked_restore_interval": s.queue.unacked_restore_interval,
             "unacked_restore_throttle": 1,  # sweep every interval, not every 10th
+            # a worker killed mid-sweep holds the sweep's lock: a short expiry gives lost tasks back
+            # after seconds, not kombu's 5 minutes (restore_by_tag is a WATCH transaction, so two
+            # sweeps at once cannot restore one task twice)
+            "unacked_mutex_expire": s.queue.unacked_mutex_expire,
             "socket_connect_timeout": 5,
             "socket_timeout": 30,
             "retry_on_timeout": True,

@@ -234,7 +234,7 @@ class JobClient:
             else:
                 self.storage.put_file(input_key, str(path), "application/octet-stream")
         self.app.send_task(DOCUMENT_TASK, args=(job_id,), task_id=f"{job_id}.doc")
-        self.state.update(job_id, sent=1)
+        self.state.update(job_id, sent=1, sent_ts=f"{time.time():.3f}")
 
     def _send_if_unsent(self, job_id: str, data: bytes | None, path: Path | None) -> None:
         """A queued job that was never sent (its enqueuer died between creating the job and

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import socket
 import time
 from typing import Any
 
@@ -33,7 +34,8 @@ from worker.queue.finish import fail_job, finalise, finish_page
 from worker.queue.page_reuse import output_settings
 from worker.queue.runtime import Runtime, runtime, shutdown
 from worker.queue.state import TERMINAL, options_hash
-from worker.settings import get_hooks
+from worker.queue.watchdog import Watchdog
+from worker.settings import get_hooks, get_settings
 from worker.storage import Storage, StorageError
 from worker.timestamps import utc_now_iso
 
@@ -373,6 +375,23 @@ def _preload(**_: Any) -> None:
             rt.stages("detect", queue_engine(None, rt.settings))
         except Exception:  # noqa: BLE001 - a crash here would restart the process in a loop; the
             logger.exception("preloading the models failed")  # page tasks report the reason instead
+
+
+_WATCHDOG: list[Watchdog] = []
+
+
+@signals.worker_ready.connect
+def _start_watchdog(sender: Any = None, **_: Any) -> None:
+    """In the worker's main process: the sweep that re-sends lost tasks (worker.queue.watchdog)."""
+    dog = Watchdog(get_settings(), app, str(getattr(sender, "hostname", None) or socket.gethostname()))
+    dog.start()
+    _WATCHDOG.append(dog)
+
+
+@signals.worker_shutdown.connect
+def _stop_watchdog(**_: Any) -> None:
+    while _WATCHDOG:
+        _WATCHDOG.pop().stop()
 
 
 @signals.worker_process_shutdown.connect
