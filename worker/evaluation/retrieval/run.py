@@ -224,14 +224,35 @@ def summarise(rows: list[tuple[Question, dict[str, Any]]]) -> dict[str, dict[str
     return out
 
 
+def record(q: Question, r: dict[str, Any], **where: str) -> dict[str, Any]:
+    """One question's outcome as a flat JSON record (`--records`), to break misses down by cause."""
+    p = q.probe
+    return {
+        **where,
+        "kind": q.kind,
+        "doc": q.doc,
+        "page": q.page,
+        "table": q.table,
+        "row": p.row,
+        "col": p.col,
+        "question": q.text,
+        "value": p.value,
+        "row_labels": list(p.row_labels),
+        "stub_labels": list(p.stub_labels),
+        "col_labels": list(p.col_labels),
+        **r,
+    }
+
+
 def evaluate(
     units: list[Unit], questions: list[Question], retriever: str, embedder: Path | None = None
-) -> tuple[dict[str, dict[str, float | int]], dict[str, list[dict[str, Any]]]]:
-    """Per-kind rates of one retriever over one corpus, and a few failures to read."""
+) -> tuple[dict[str, dict[str, float | int]], dict[str, list[dict[str, Any]]], list[tuple[Question, dict[str, Any]]]]:
+    """Per-kind rates of one retriever over one corpus, a few failures to read, and every
+    question's outcome."""
     r = make_retriever(retriever, [u.text for u in units], embedder)
     ranked = r.search([q.text for q in questions], K)
     rows = [(q, score_question(q, units, rk)) for q, rk in zip(questions, ranked)]
-    return summarise(rows), examples(rows)
+    return summarise(rows), examples(rows), rows
 
 
 @dataclass
@@ -247,6 +268,7 @@ class Options:
     max_rows: int | None = None
     engine: str = "embedded"
     variants: Sequence[str] = ()  # further chunk layouts, LAYOUT/PREAMBLE/BUDGET
+    records: Path | None = None  # every question's outcome, one JSON line each
 
 
 def source_tables(opts: Options, docs: Documents, source: str) -> dict[str, list[SourceTable]]:
@@ -296,6 +318,7 @@ def run_retrieval_eval(opts: Options) -> dict[str, Any]:
     }
     reps = [*opts.representations, *(f"chunks {v}" for v in opts.variants)]
     results: list[dict[str, Any]] = []
+    records = opts.records.open("w", encoding="utf-8") if opts.records else None
     for source in opts.sources:
         tables = source_tables(opts, docs, source)
         all_tables = [t for ts in tables.values() for t in ts]
@@ -308,7 +331,11 @@ def run_retrieval_eval(opts: Options) -> dict[str, Any]:
                 units = prose + representation_units(rep, all_tables, chunkers.get(rep, chunkers["chunks"]))
             for retriever in opts.retrievers:
                 print(f"{source} {rep} {retriever}: {len(units)} units", file=sys.stderr)
-                by_kind, failed = evaluate(units, docs.questions, retriever, opts.embedder)
+                by_kind, failed, rows = evaluate(units, docs.questions, retriever, opts.embedder)
+                if records is not None:
+                    where = {"source": source, "representation": rep, "retriever": retriever}
+                    for q, r in rows:
+                        records.write(json.dumps(record(q, r, **where), ensure_ascii=False) + "\n")
                 results.append(
                     {
                         "source": "pdf text" if rep == "naive" else source,
@@ -319,6 +346,8 @@ def run_retrieval_eval(opts: Options) -> dict[str, Any]:
                         "examples": failed,
                     }
                 )
+    if records is not None:
+        records.close()
     cells = len({(q.table, q.probe.row, q.probe.col) for q in docs.questions})
     return {
         "documents": len(docs.pdfs),
