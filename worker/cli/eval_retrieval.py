@@ -52,6 +52,13 @@ def add_retrieval_parser(esub: argparse._SubParsersAction) -> None:
     p.add_argument("--kinds", default="all", help="question kinds to print a table for, comma-separated, or 'every'")
     p.add_argument("--json", type=Path, dest="json_out", help="also write the full results here")
     p.add_argument(
+        "--reader",
+        default="folded",
+        choices=("folded", "exact"),
+        help="how the reader compares text: folded (default: letter case and whitespace do not count, on both "
+        "sides, for every representation) or exact (the characters, whitespace collapsed)",
+    )
+    p.add_argument(
         "--records",
         type=Path,
         help="also write every question's outcome here, one JSON line each (source, representation, "
@@ -106,6 +113,7 @@ def run_retrieval(args: argparse.Namespace) -> int:
         engine=args.engine,
         variants=split(args.variants),
         records=args.records,
+        reader=args.reader,
     )
     try:
         results = run_retrieval_eval(opts)
