@@ -116,7 +116,7 @@ def test_eval_retrieval_oracle_end_to_end(tiny_data, tmp_path, capsys) -> None:
     records = [json.loads(x) for x in (tmp_path / "records.jsonl").read_text().splitlines()]
     answered = [r for r in records if r["representation"] == "chunks" and r["outcome"] == "answer"]
     assert answered and all(r["read"] == r["value"] and r["from"].startswith(r["doc"]) for r in answered)
-    assert {r["source"] for r in records} == {"oracle"} and {r["kind"] for r in records} >= {"labels", "tail"}
+    assert {r["source"] for r in records} == {"oracle"} and {r["kind"] for r in records} >= {"labels", "multilevel"}
 
 
 def test_eval_retrieval_refuses_bad_arguments(tiny_data, tmp_path, capsys) -> None:
