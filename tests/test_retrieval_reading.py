@@ -7,6 +7,7 @@
   representation; whole words still count.
 - A read from another table on the question's page is `other`, not `wrong`.
 - A header that swallowed the first body row marks the rows it shifted (`doubt.swallowed_row`).
+- A caption detected as a table of its own captions the table under it (`caption_tables`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from worker.evaluation.retrieval.corpus import Unit, same_table
 from worker.evaluation.retrieval.questions import Question
 from worker.evaluation.retrieval.reader import read, same_value
 from worker.evaluation.retrieval.run import score_question
+from worker.retrieval.caption_tables import with_caption_tables
+from worker.retrieval.logical_tables import LogicalTable
 
 PDFS = DEV_DATA / "icdar2013-eu" / "pdf"
 
@@ -122,15 +125,40 @@ def test_a_header_that_swallowed_the_first_row_marks_the_rows_it_shifted() -> No
     assert not swallowed_row(_grid(groups, 2, {(0, 1): (2, 1), (0, 2): (2, 1)}), 2)
 
 
+def _logical(tid: str, page: int, grid: TableGrid, caption: str = "") -> LogicalTable:
+    from worker.core.serialise import TableContext
+
+    ser = serialisations(grid, TableContext(caption, [], [page]), tid)
+    return LogicalTable(tid, [tid], [page], grid, ser, {r: page for r in range(grid.n_rows)})
+
+
+def test_a_caption_boxed_as_a_table_captions_the_table_under_it() -> None:
+    title = _grid([["Table BR3. Reported confirmed brucellosis cases in humans by country, 2007"]], 0, {})
+    body = _grid([["Country", "Domestic (%)"], ["Austria", "0"], ["Spain", "100"]], 1, {})
+    got = list(with_caption_tables([_logical("p3-t1", 3, title), _logical("p3-t2", 3, body, "(%)")]))
+    assert [t.table_id for t in got] == ["p3-t2"]
+    assert got[0].serialisations["caption"].startswith("Table BR3. Reported confirmed brucellosis") and got[
+        0
+    ].serialisations["caption"].endswith("2007 (%)")
+    # on another page, or over a table with a caption of its own, it stays what it was
+    other_page = list(with_caption_tables([_logical("p3-t1", 3, title), _logical("p4-t1", 4, body)]))
+    assert [t.table_id for t in other_page] == ["p3-t1", "p4-t1"]
+    captioned = _logical("p3-t2", 3, body, "Table 2: Origin of the cases by country")
+    assert len(list(with_caption_tables([_logical("p3-t1", 3, title), captioned]))) == 2
+    # a one-row table of values is no caption
+    values = _grid([["Total", "46.3", "11.6"]], 0, {})
+    assert len(list(with_caption_tables([_logical("p3-t1", 3, values), _logical("p3-t2", 3, body)]))) == 2
+
+
 @pytest.fixture(scope="module")
 def dev_chunks() -> dict[str, str]:
-    """Every chunk text of two real dev pages, read from their text layer (about 10 s)."""
+    """Every chunk text of three real dev pages, read from their text layer (about 15 s)."""
     if not PDFS.is_dir():
         pytest.skip("no dev data (TABLESIGHT_DEV_DATA)")
     import tablesight
 
     out = {}
-    for name, page in (("eu-005", "2"), ("eu-001", "1")):
+    for name, page in (("eu-005", "2"), ("eu-001", "1"), ("eu-019", "3")):
         doc = tablesight.extract(PDFS / f"{name}.pdf", engine="embedded", pages=page)
         out[name] = "\n\n".join(c["text"] for t in doc.tables for c in t.chunks())
     return out
@@ -150,3 +178,10 @@ def test_real_chunks_read_the_ground_truths_labels(dev_chunks: dict[str, str]) -
         read(eu001, _probe("100", ("Hydro-fluorocarbons (HFCs)",), ("THRESHOLD FOR RELEASES", "to air kg/year")))
         == "100"
     )
+
+
+def test_real_caption_boxed_apart_heads_the_chunks_of_its_table(dev_chunks: dict[str, str]) -> None:
+    chunks = dev_chunks["eu-019"].split("\n\nTable: ")
+    assert len(chunks) == 1  # the caption is no table of its own
+    assert chunks[0].startswith("Table: Table BR3.") and "brucellosis" in chunks[0].split("\n")[0]
+    assert read(chunks[0], _probe("76.2", ("Germany",), ("Imported (%)",))) == "76.2"
