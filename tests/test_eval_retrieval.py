@@ -95,6 +95,8 @@ def test_eval_retrieval_oracle_end_to_end(tiny_data, tmp_path, capsys) -> None:
             "every",
             "--json",
             str(out),
+            "--records",
+            str(tmp_path / "records.jsonl"),
         ]
     )
     assert rc == 0
@@ -110,7 +112,11 @@ def test_eval_retrieval_oracle_end_to_end(tiny_data, tmp_path, capsys) -> None:
         labels = by[(rep, "bm25")]["labels"]
         assert labels["answer"] >= 0.9 and labels["other"] == 0.0, (rep, labels)
     assert by[("chunks", "bm25")]["multilevel"]["answer"] >= 0.9  # 2024 / Revenue under the spanning year
-    assert (tmp_path / "work" / "documents-v1-all.pickle").exists()  # the parsed documents, reused
+    assert (tmp_path / "work" / "documents-v2-all.pickle").exists()  # the parsed documents, reused
+    records = [json.loads(x) for x in (tmp_path / "records.jsonl").read_text().splitlines()]
+    answered = [r for r in records if r["representation"] == "chunks" and r["outcome"] == "answer"]
+    assert answered and all(r["read"] == r["value"] and r["from"].startswith(r["doc"]) for r in answered)
+    assert {r["source"] for r in records} == {"oracle"} and {r["kind"] for r in records} >= {"labels", "multilevel"}
 
 
 def test_eval_retrieval_refuses_bad_arguments(tiny_data, tmp_path, capsys) -> None:

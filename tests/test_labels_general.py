@@ -41,8 +41,9 @@ def test_units_row_under_a_two_row_header_joins_the_header():
     assert infer_header_rows(grid) == 3
     ser = serialisations(grid)
     assert (
-        ser["row_lines"][0] == "Characteristic / Item: All ages; Births / 1990 / no.: 4,158; Births / 2000 / Rate: 16.7"
-    )
+        ser["row_lines"][0] == "Characteristic Item: All ages; Births / 1990 no.: 4,158; Births / 2000 Rate: 16.7"
+    )  # the units row sits under cells of its own width: one label with them (`label_paths`)
+    assert ser["column_paths"][1] == ["Births", "1990", "no."]  # the structure keeps every level
 
 
 def test_section_label_row_without_a_span_labels_its_members_but_a_wrapped_label_does_not():

@@ -51,6 +51,19 @@ def add_retrieval_parser(esub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", default="embedded", help="extraction engine for text and scan (default: embedded)")
     p.add_argument("--kinds", default="all", help="question kinds to print a table for, comma-separated, or 'every'")
     p.add_argument("--json", type=Path, dest="json_out", help="also write the full results here")
+    p.add_argument(
+        "--reader",
+        default="folded",
+        choices=("folded", "exact"),
+        help="how the reader compares text: folded (default: letter case and whitespace do not count, on both "
+        "sides, for every representation) or exact (the characters, whitespace collapsed)",
+    )
+    p.add_argument(
+        "--records",
+        type=Path,
+        help="also write every question's outcome here, one JSON line each (source, representation, "
+        "retriever, labels, value, what was read and from where)",
+    )
     p.set_defaults(func=run_retrieval)
 
 
@@ -99,6 +112,8 @@ def run_retrieval(args: argparse.Namespace) -> int:
         max_rows=args.max_rows,
         engine=args.engine,
         variants=split(args.variants),
+        records=args.records,
+        reader=args.reader,
     )
     try:
         results = run_retrieval_eval(opts)

@@ -275,6 +275,36 @@ def column_paths(grid: TableGrid, header_rows: int) -> list[list[str]]:
     return paths
 
 
+def label_paths(grid: TableGrid, header_rows: int) -> list[list[str]]:
+    """Per column, its header path as a reader says it: `column_paths`, with a cell stacked
+    on another cell of the same columns read as one label with it (`Our estimates` over
+    `1996`, `to air` over `kg/year`).
+
+    A path level says "these columns belong together" only when its cell covers more columns
+    than the cell under it; two stacked cells over exactly the same columns are the lines of
+    one label (a header cell written on two lines and read as two rows), so they are joined
+    with a space, and only a spanning group is set off with `PATH_SEP`.
+    """
+    slots = slot_cells(grid)
+    titles = title_rows(grid, header_rows)
+    paths = []
+    for c in range(grid.n_cols):
+        parts: list[str] = []
+        last: Cell | None = None
+        for r in range(titles, min(header_rows, grid.n_rows)):
+            cell = slots[r][c]
+            text = label_text(cell.text)
+            if cell is last or not text or (parts and (parts[-1] == text or parts[-1].endswith(" " + text))):
+                continue
+            if last is not None and (last.col, last.colspan) == (cell.col, cell.colspan):
+                parts[-1] = f"{parts[-1]} {text}"
+            else:
+                parts.append(text)
+            last = cell
+        paths.append(parts)
+    return paths
+
+
 def column_labels(grid: TableGrid, header_rows: int | None = None) -> list[str]:
     """One label per column: its header path joined with ' / ' (e.g. `2024 / Revenue (£m)`)."""
     if header_rows is None:

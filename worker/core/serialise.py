@@ -22,6 +22,7 @@ from worker.core.headers import (
     column_paths,
     header_rows_of,
     is_value_like,
+    label_paths,
 )
 from worker.core.types import Cell, TableGrid
 from worker.core.units import column_units
@@ -174,7 +175,7 @@ def serialisations(grid: TableGrid, context: TableContext | None = None, table_i
     context = context or TableContext()
     header_rows, header_source = header_rows_of(grid)
     paths = column_paths(grid, header_rows)
-    labels = [PATH_SEP.join(p) for p in paths]
+    labels = [PATH_SEP.join(p) for p in label_paths(grid, header_rows)]
     rows = body_rows(grid, header_rows)
     units = column_units(
         paths, _numeric_columns(rows, grid.n_cols), context.caption, context.notes, _percent_columns(rows, grid.n_cols)

@@ -173,10 +173,18 @@ def _attach(manifest: dict[str, Any], storage: Storage, tolerance: float) -> dic
 
 
 def iter_logical_tables(storage: Storage, manifest: dict[str, Any]) -> Iterator[LogicalTable]:
-    """Every table of a document as retrieval should see it: merged ones once, in page order.
+    """Every table of a document as retrieval should see it: merged ones once, in page order,
+    a caption detected as a table of its own folded into the table under it
+    (`worker.retrieval.caption_tables`).
 
     Uses the links the manifest records; a manifest from before linking gets none.
     """
+    from worker.retrieval.caption_tables import with_caption_tables
+
+    return with_caption_tables(_logical_tables(storage, manifest))
+
+
+def _logical_tables(storage: Storage, manifest: dict[str, Any]) -> Iterator[LogicalTable]:
     doc_id = manifest["doc_id"]
     merged = {lt["parts"][0]: lt for lt in manifest.get("logical_tables") or []}
     in_chain = {tid for lt in merged.values() for tid in lt["parts"]}

@@ -17,7 +17,7 @@ Representations of the tables:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ class Unit:
     doc: str
     pages: tuple[int, ...]
     kind: str  # "table" | "prose" | "window"
+    boxes: tuple[tuple[int, BBox], ...] = ()  # (page, box in page pixels) of the table it is from
 
 
 @dataclass(slots=True)
@@ -49,6 +50,7 @@ class SourceTable:
     ser: dict[str, Any]
     pages: list[int]
     row_pages: dict[int, int]
+    boxes: list[tuple[int, BBox]] = field(default_factory=list)  # (page, box) of each part
 
 
 @dataclass(slots=True)
@@ -125,19 +127,35 @@ def gt_context(page: PageText, box: BBox) -> TableContext:
     return TableContext(ctx.caption, list(ctx.notes), [page.page])
 
 
-def oracle_table(doc: str, table_id: str, grid: TableGrid, context: TableContext) -> SourceTable:
+def oracle_table(
+    doc: str, table_id: str, grid: TableGrid, context: TableContext, box: tuple[int, BBox] | None = None
+) -> SourceTable:
     ser = serialisations(grid, context, table_id=table_id)
-    return SourceTable(doc, table_id, grid, ser, list(context.pages), {})
+    return SourceTable(doc, table_id, grid, ser, list(context.pages), {}, [box] if box else [])
 
 
-def stored_tables(storage: Any, doc_id: str, doc: str) -> list[SourceTable]:
-    """Our extraction's tables of one stored document (logical tables: merged across pages)."""
+def stored_tables(storage: Any, doc_id: str, doc: str, scale: float = 1.0) -> list[SourceTable]:
+    """Our extraction's tables of one stored document (logical tables: merged across pages),
+    with each part's page box times `scale` (extraction pixels to the questions' pixels)."""
     from worker.outputs import manifest_key
     from worker.retrieval.logical_tables import iter_logical_tables
 
     manifest = storage.get_json(manifest_key(doc_id))
+    placed = {
+        str(e["table_id"]): (int(e["page"]), tuple(float(v) * scale for v in e["bbox"]))
+        for e in manifest.get("tables") or []
+        if e.get("bbox")
+    }
     return [
-        SourceTable(doc, t.table_id, t.grid, _current(t), list(t.pages), dict(t.row_pages))
+        SourceTable(
+            doc,
+            t.table_id,
+            t.grid,
+            _current(t),
+            list(t.pages),
+            dict(t.row_pages),
+            [placed[p] for p in t.parts if p in placed],  # type: ignore[misc]
+        )
         for t in iter_logical_tables(storage, manifest)
     ]
 
@@ -170,10 +188,22 @@ def row_units(t: SourceTable) -> list[str]:
 def table_units(t: SourceTable, make: TableUnits) -> Iterator[Unit]:
     pages = tuple(t.pages)
     for text in make(t):
-        yield Unit(text, t.doc, pages, "table")
+        yield Unit(text, t.doc, pages, "table", tuple(t.boxes))
 
 
 def chunk_units(t: SourceTable, chunker: Callable[[SourceTable], list[dict[str, Any]]]) -> Iterator[Unit]:
     """Chunks (dicts as `tablesight chunks` gives them) with the pages of the rows they hold."""
     for c in chunker(t):
-        yield Unit(str(c["text"]), t.doc, tuple(c.get("pages") or t.pages), "table")
+        pages = tuple(c.get("pages") or t.pages)
+        yield Unit(str(c["text"]), t.doc, pages, "table", tuple(b for b in t.boxes if b[0] in pages))
+
+
+def same_table(a: BBox, b: BBox, share: float = 0.5) -> bool:
+    """Two page boxes of one table: their overlap is at least `share` of the smaller box (a
+    table the extraction cut in two, or read with its neighbour, still counts as that table)."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    if w <= 0 or h <= 0:
+        return False
+    smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+    return smaller > 0 and w * h >= share * smaller

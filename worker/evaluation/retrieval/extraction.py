@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 MODES = ("text", "scan")
+DPI = 144  # the page pixels of the stored tables' boxes
 log = logging.getLogger(__name__)
 
 
@@ -28,7 +29,7 @@ def load_index(work: Path, mode: str) -> dict[str, str]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def extract_all(pdfs: list[Path], work: Path, mode: str, engine: str = "embedded", dpi: int = 144) -> dict[str, str]:
+def extract_all(pdfs: list[Path], work: Path, mode: str, engine: str = "embedded", dpi: int = DPI) -> dict[str, str]:
     """Extract every PDF not yet in the cache of `mode`; returns {pdf name: doc id}."""
     from worker.pipeline import extract_document, load_stages
     from worker.settings import get_settings

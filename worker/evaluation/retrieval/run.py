@@ -11,7 +11,10 @@ it. Per question, with the top `K` units:
   can read the question's labels from: `answer` when that unit is on the question's page and
   the value read is the cell's, `wrong` when it is on that page but the value differs,
   `other` when the unit is from another page or document (read from another table), and
-  `none` when no unit of the top 5 reads at all. A value read with the doubt mark
+  `none` when no unit of the top 5 reads at all. A unit is of the question's table when it
+  is on the question's page and, if it comes from a table, that table's page box overlaps
+  the GT table's (`corpus.same_table`); so two tables on one page with the same labels
+  (eu-004, eu-018) give `other`, not `wrong`, for every source alike. A value read with the doubt mark
   (`worker.core.doubt`) on the question's page is `unsure`: stated as doubtful, so neither
   a confident answer nor a confident wrong one.
 """
@@ -29,9 +32,10 @@ from typing import Any
 
 from worker.core.chunks import approx_tokens
 from worker.core.doubt import UNSURE_MARK
+from worker.core.types import BBox
 from worker.evaluation.dataset import GtTable, load_tables
 from worker.evaluation.pages_eval import GtPageTable, load_page_tables
-from worker.evaluation.probes import gt_grid, gt_header_rows, norm
+from worker.evaluation.probes import gt_grid, gt_header_rows
 from worker.evaluation.retrieval.corpus import (
     PageText,
     SourceTable,
@@ -44,11 +48,12 @@ from worker.evaluation.retrieval.corpus import (
     page_texts,
     prose_units,
     row_units,
+    same_table,
     stored_tables,
     table_units,
 )
 from worker.evaluation.retrieval.questions import KINDS, PHRASINGS, Question, questions_for
-from worker.evaluation.retrieval.reader import holds, read
+from worker.evaluation.retrieval.reader import READERS, holds, read, same_value
 from worker.evaluation.retrieval.retrievers import make_retriever
 from worker.retrieval.chunks import LAYOUT, PREAMBLE
 
@@ -57,7 +62,7 @@ SOURCES = ("oracle", "text", "scan")
 REPRESENTATIONS = ("naive", "markdown", "rows", "chunks")
 RETRIEVERS = ("bm25", "hashing")
 OUTCOMES = ("answer", "wrong", "unsure", "other", "none")
-DOCUMENTS_VERSION = 1  # bump when questions or the corpus change: the cached documents are rebuilt
+DOCUMENTS_VERSION = 2  # bump when questions or the corpus change: the cached documents are rebuilt
 
 
 @dataclass(slots=True)
@@ -69,6 +74,8 @@ class Documents:
     questions: list[Question] = field(default_factory=list)
     pdfs: dict[str, Path] = field(default_factory=dict)
     skipped: Counter[str] = field(default_factory=Counter)
+    boxes: dict[str, tuple[int, BBox]] = field(default_factory=dict)  # GT table key -> (page, box)
+    dpi: dict[str, int] = field(default_factory=dict)  # document -> the pixels of its boxes
 
 
 def _gt_box(t: GtPageTable, height: float) -> tuple[float, float, float, float]:
@@ -98,14 +105,17 @@ def load_documents(data_dir: Path, docs: int | None = None) -> Documents:
             p.tables = boxes.get(p.page, [])
         doc = pdf.stem
         out.pdfs[doc] = pdf
+        out.dpi[doc] = dpi
         out.pages[doc] = pages_probe
         out.gt[doc] = []
         for t in gts:
             table = by_id[t.table_id]
             page = pages_probe[t.page - 1]
             grid = gt_grid(table, gt_header_rows(table))
-            src = oracle_table(doc, t.table_id, grid, gt_context(page, _gt_box(t, heights[t.page])))
+            box = _gt_box(t, heights[t.page])
+            src = oracle_table(doc, t.table_id, grid, gt_context(page, box), (t.page, box))
             out.gt[doc].append(src)
+            out.boxes[f"{table.source}/{table.table_id}"] = (t.page, box)
             out.questions += questions_for(
                 table, doc, t.page, str(src.ser.get("caption") or ""), src.ser["units"], out.skipped
             )
@@ -154,15 +164,20 @@ def representation_units(rep: str, tables: list[SourceTable], chunker: Callable[
 # --- scoring ----------------------------------------------------------------------------
 
 
-def score_question(q: Question, units: list[Unit], ranked: list[int]) -> dict[str, Any]:
+def score_question(
+    q: Question, units: list[Unit], ranked: list[int], fold: bool = True, box: BBox | None = None
+) -> dict[str, Any]:
     def on_page(u: Unit) -> bool:
-        return u.doc == q.doc and q.page in u.pages
+        if u.doc != q.doc or q.page not in u.pages:
+            return False
+        boxes = [b for p, b in u.boxes if p == q.page]
+        return box is None or not boxes or any(same_table(b, box) for b in boxes)
 
     top = [units[i] for i in ranked[:K]]
-    found = [on_page(u) and holds(u.text, q.probe) for u in top]
+    found = [on_page(u) and holds(u.text, q.probe, fold) for u in top]
     outcome, value, where = "none", None, None
     for u in top:
-        value = read(u.text, q.probe)
+        value = read(u.text, q.probe, fold)
         if value is None:
             continue
         if not on_page(u):
@@ -170,7 +185,7 @@ def score_question(q: Question, units: list[Unit], ranked: list[int]) -> dict[st
         elif value.endswith(UNSURE_MARK.strip()):
             outcome = "unsure"  # stated as doubtful (`worker.core.doubt`): not a confident answer
         else:
-            outcome = "answer" if norm(value) == norm(q.probe.value) else "wrong"
+            outcome = "answer" if same_value(value, q.probe.value, fold) else "wrong"
         where = f"{u.doc} p{','.join(map(str, u.pages))}"
         break
     return {
@@ -224,14 +239,44 @@ def summarise(rows: list[tuple[Question, dict[str, Any]]]) -> dict[str, dict[str
     return out
 
 
+def record(q: Question, r: dict[str, Any], **where: str) -> dict[str, Any]:
+    """One question's outcome as a flat JSON record (`--records`), to break misses down by cause."""
+    p = q.probe
+    return {
+        **where,
+        "kind": q.kind,
+        "doc": q.doc,
+        "page": q.page,
+        "table": q.table,
+        "row": p.row,
+        "col": p.col,
+        "question": q.text,
+        "value": p.value,
+        "row_labels": list(p.row_labels),
+        "stub_labels": list(p.stub_labels),
+        "col_labels": list(p.col_labels),
+        **r,
+    }
+
+
 def evaluate(
-    units: list[Unit], questions: list[Question], retriever: str, embedder: Path | None = None
-) -> tuple[dict[str, dict[str, float | int]], dict[str, list[dict[str, Any]]]]:
-    """Per-kind rates of one retriever over one corpus, and a few failures to read."""
+    units: list[Unit],
+    questions: list[Question],
+    retriever: str,
+    embedder: Path | None = None,
+    fold: bool = True,
+    boxes: dict[str, tuple[int, BBox]] | None = None,
+) -> tuple[dict[str, dict[str, float | int]], dict[str, list[dict[str, Any]]], list[tuple[Question, dict[str, Any]]]]:
+    """Per-kind rates of one retriever over one corpus, a few failures to read, and every
+    question's outcome."""
+    boxes = boxes or {}
     r = make_retriever(retriever, [u.text for u in units], embedder)
     ranked = r.search([q.text for q in questions], K)
-    rows = [(q, score_question(q, units, rk)) for q, rk in zip(questions, ranked)]
-    return summarise(rows), examples(rows)
+    rows = [
+        (q, score_question(q, units, rk, fold, boxes[q.table][1] if q.table in boxes else None))
+        for q, rk in zip(questions, ranked)
+    ]
+    return summarise(rows), examples(rows), rows
 
 
 @dataclass
@@ -247,18 +292,24 @@ class Options:
     max_rows: int | None = None
     engine: str = "embedded"
     variants: Sequence[str] = ()  # further chunk layouts, LAYOUT/PREAMBLE/BUDGET
+    records: Path | None = None  # every question's outcome, one JSON line each
+    reader: str = "folded"  # `reader.READERS`: case and whitespace aside, or the exact characters
 
 
 def source_tables(opts: Options, docs: Documents, source: str) -> dict[str, list[SourceTable]]:
     """Every document's tables from one source (extraction runs once into the work folder)."""
     if source == "oracle":
         return docs.gt
+    from worker.evaluation.retrieval.extraction import DPI as EXTRACT_DPI
     from worker.evaluation.retrieval.extraction import extract_all
     from worker.storage import LocalStorage
 
     index = extract_all(list(docs.pdfs.values()), opts.work, source, engine=opts.engine)
     store = LocalStorage(opts.work / source)
-    return {doc: stored_tables(store, index[pdf.name], doc) for doc, pdf in docs.pdfs.items()}
+    return {
+        doc: stored_tables(store, index[pdf.name], doc, docs.dpi.get(doc, EXTRACT_DPI) / EXTRACT_DPI)
+        for doc, pdf in docs.pdfs.items()
+    }
 
 
 def cached_documents(data: Path, work: Path, docs: int | None) -> Documents:
@@ -283,6 +334,9 @@ def cached_documents(data: Path, work: Path, docs: int | None) -> Documents:
 def run_retrieval_eval(opts: Options) -> dict[str, Any]:
     from worker.settings import get_settings
 
+    if opts.reader not in READERS:
+        raise ValueError(f"reader must be one of {READERS}, not {opts.reader!r}")
+
     settings = get_settings()
     started = time.perf_counter()
     docs = cached_documents(opts.data, opts.work, opts.docs)
@@ -296,6 +350,7 @@ def run_retrieval_eval(opts: Options) -> dict[str, Any]:
     }
     reps = [*opts.representations, *(f"chunks {v}" for v in opts.variants)]
     results: list[dict[str, Any]] = []
+    records = opts.records.open("w", encoding="utf-8") if opts.records else None
     for source in opts.sources:
         tables = source_tables(opts, docs, source)
         all_tables = [t for ts in tables.values() for t in ts]
@@ -308,7 +363,13 @@ def run_retrieval_eval(opts: Options) -> dict[str, Any]:
                 units = prose + representation_units(rep, all_tables, chunkers.get(rep, chunkers["chunks"]))
             for retriever in opts.retrievers:
                 print(f"{source} {rep} {retriever}: {len(units)} units", file=sys.stderr)
-                by_kind, failed = evaluate(units, docs.questions, retriever, opts.embedder)
+                by_kind, failed, rows = evaluate(
+                    units, docs.questions, retriever, opts.embedder, opts.reader == "folded", docs.boxes
+                )
+                if records is not None:
+                    where = {"source": source, "representation": rep, "retriever": retriever}
+                    for q, r in rows:
+                        records.write(json.dumps(record(q, r, **where), ensure_ascii=False) + "\n")
                 results.append(
                     {
                         "source": "pdf text" if rep == "naive" else source,
@@ -319,6 +380,8 @@ def run_retrieval_eval(opts: Options) -> dict[str, Any]:
                         "examples": failed,
                     }
                 )
+    if records is not None:
+        records.close()
     cells = len({(q.table, q.probe.row, q.probe.col) for q in docs.questions})
     return {
         "documents": len(docs.pdfs),
@@ -330,6 +393,7 @@ def run_retrieval_eval(opts: Options) -> dict[str, Any]:
         "max_rows": max_rows,
         "chunk_layout": LAYOUT,
         "chunk_preamble": PREAMBLE,
+        "reader": opts.reader,
         "seconds": round(time.perf_counter() - started, 1),
         "results": results,
     }
@@ -341,7 +405,7 @@ def format_results(res: dict[str, Any], kinds: Sequence[str] = ("all",)) -> str:
         f"{res['documents']} documents, {res['tables']} GT tables, {res['cells']} cells asked, "
         f"questions by kind: {json.dumps(dict(res['questions']))}; chunks: budget {res['max_tokens']}, "
         f"layout {res['chunk_layout']}, preamble {res['chunk_preamble']}, description chunk above "
-        f"{res['max_rows']} rows",
+        f"{res['max_rows']} rows; reader {res.get('reader', 'exact')}",
     ]
     for kind in kinds:
         lines += [
