@@ -27,7 +27,7 @@ from worker.core.headers import (
 from worker.core.types import Cell, TableGrid
 from worker.core.units import column_units
 
-SERIALISATION_VERSION = 2
+SERIALISATION_VERSION = 3  # 3: stacked header cells of the same columns read as one label
 
 
 @dataclass(slots=True)

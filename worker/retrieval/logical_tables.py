@@ -203,6 +203,6 @@ def _logical_tables(storage: Storage, manifest: dict[str, Any]) -> Iterator[Logi
             grid = grid_from_dict(rec["grid"])
             page = int(rec["page"])
             ser = rec.get("serialisations") or {}
-            if ser.get("version", 1) < SERIALISATION_VERSION:  # written before rows were stored
+            if ser.get("version", 1) < SERIALISATION_VERSION:  # written by an older serialiser: read anew
                 ser = serialisations(grid, TableContext.from_dict(rec.get("context"), [page]), tid)
             yield LogicalTable(tid, [tid], [page], grid, ser, {r: page for r in range(grid.n_rows)})
