@@ -92,7 +92,12 @@ class ModelSettings(Group):
         "shared out among PIPELINE_LANES (1 each on 2 cores)",
     )
 
-    detection_batch_size: int = Field(4, ge=1, description="pages per detection batch (also pages rendered at once)")
+    detection_batch_size: int = Field(
+        4,
+        ge=1,
+        description="pages per detection batch (also pages rendered at once); where both models cap their "
+        "batch (CPU: CPU_BATCH_SIZE), a page group holds that cap instead, so memory stays flat in the page count",
+    )
 
     structure_batch_size: int = Field(8, ge=1, description="table crops per structure batch")
 

@@ -20,7 +20,7 @@ import numpy as np
 from PIL import Image
 
 from models.embedded.image_ops import resize, rgb_array
-from models.embedded.session import open_session
+from models.embedded.session import open_session, run
 from models.embedded.weights import LAYOUT_CDLA, EmbeddedModel
 
 INPUT_H, INPUT_W = 800, 608
@@ -107,11 +107,12 @@ class LayoutTableDetector:
         self.model_id = model.name
         self.revision: str | None = model.requirement
         self.sha256 = model.sha256
+        self.max_batch = 1  # the export's input is 1 x 3 x 800 x 608: one page a call, on any device
 
     def predict(self, images: list[Image.Image], batch_size: int | None = None) -> list[list[dict[str, Any]]]:
         out = []
         for image in images:
-            outputs = self.session.run(None, {"image": preprocess(image, self.bgr)})
+            outputs = run(self.session, {"image": preprocess(image, self.bgr)})
             boxes, scores = decode(outputs, self.table_class)
             w, h = image.size
             sx, sy = w / INPUT_W, h / INPUT_H

@@ -26,7 +26,7 @@ import numpy as np
 from PIL import Image
 
 from models.embedded.image_ops import resize, rgb_array
-from models.embedded.session import open_session
+from models.embedded.session import open_session, run
 from models.embedded.weights import SLANET_PLUS, EmbeddedModel
 
 logger = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ class SlanetStructure:
             chunk = images[start : start + size]
             prepared = [preprocess(im) for im in chunk]
             batch = np.stack([p[0] for p in prepared])
-            locs, probs = self.session.run(None, {self.input_name: batch})
+            locs, probs = run(self.session, {self.input_name: batch})
             for i, im in enumerate(chunk):
                 out.append(decode(probs[i], locs[i], self.classes, prepared[i][1], im.size))
         return out

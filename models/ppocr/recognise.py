@@ -77,7 +77,7 @@ class TextRecogniser:
     ) -> None:
         import onnx
 
-        from models.embedded.session import open_session
+        from models.embedded.session import open_session, run
 
         self.config = config or RecogniseConfig()
         model = onnx.load(str(path))
@@ -91,6 +91,7 @@ class TextRecogniser:
         self.characters = [characters[i] for i in keep]  # index = the (pruned) model's class
         self.session = open_session(model.SerializeToString(), threads=threads, device=device)
         self.input_name = self.session.get_inputs()[0].name
+        self._call = run  # shrinks the CPU arena after a read's last call (models.embedded.session)
 
     def read(self, crops: list[np.ndarray]) -> list[LineRead]:
         """Read each (h, w, 3) uint8 line crop; results in the order of `crops`."""
@@ -108,7 +109,8 @@ class TextRecogniser:
             ):
                 end += 1
             batch = order[start:end]
-            probs = self._run([crops[i] for i in batch], [widths[i] for i in batch])
+            last = end >= len(order)  # the widest batch: the arena is shrunk after it, once per read
+            probs = self._run([crops[i] for i in batch], [widths[i] for i in batch], shrink=last)
             for row, i in enumerate(batch):
                 frames = math.ceil(widths[i] / FRAME_PX)
                 out[i] = LineRead(self._decode(probs[row, :frames]), frame_px=crops[i].shape[1] / widths[i] * FRAME_PX)
@@ -119,14 +121,14 @@ class TextRecogniser:
         h, w = crop.shape[:2]
         return max(FRAME_PX, min(self.config.max_width, math.ceil(HEIGHT * w / max(h, 1))))
 
-    def _run(self, crops: list[np.ndarray], widths: list[int]) -> np.ndarray:
+    def _run(self, crops: list[np.ndarray], widths: list[int], shrink: bool = True) -> np.ndarray:
         padded = math.ceil(max(widths) / FRAME_PX) * FRAME_PX
         batch = np.zeros((len(crops), 3, HEIGHT, padded), dtype=np.float32)
         for row, (crop, width) in enumerate(zip(crops, widths)):
             line = Image.fromarray(crop).resize((width, HEIGHT), Image.Resampling.BILINEAR)
             bgr = np.asarray(line, dtype=np.float32)[:, :, ::-1]
             batch[row, :, :, :width] = ((bgr / 255.0 - 0.5) / 0.5).transpose(2, 0, 1)
-        (probs,) = self.session.run(None, {self.input_name: batch})
+        (probs,) = self._call(self.session, {self.input_name: batch}, shrink)
         return np.asarray(probs)
 
     def _decode(self, probs: np.ndarray) -> tuple[Glyph, ...]:

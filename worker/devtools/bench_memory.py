@@ -23,11 +23,15 @@ from typing import Any
 from worker.devtools.bench_report import peak_rss_mib
 
 
-def _rss_mib() -> float:
+def _status_mib(field: str = "VmRSS") -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return round(int(line.split()[1]) / 1024, 1)
     return 0.0
+
+
+def _rss_mib() -> float:
+    return _status_mib("VmRSS")
 
 
 def child(engine: str, pdf: Path, out: Path) -> dict[str, Any]:
@@ -39,14 +43,25 @@ def child(engine: str, pdf: Path, out: Path) -> dict[str, Any]:
     settings = get_settings().replace(engine=engine)
     stages = load_stages(settings, engine=engine)
     loaded = _rss_mib()
-    manifest = extract_document(pdf, stages=stages, storage=LocalStorage(out), settings=settings)
+    trace: list[tuple[float, float]] = []  # (VmHWM, VmRSS) as each page's result comes out
+    manifest = extract_document(
+        pdf,
+        stages=stages,
+        storage=LocalStorage(out),
+        settings=settings,
+        on_page=lambda _r: trace.append((_status_mib("VmHWM"), _rss_mib())),
+    )
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak = peak_rss_mib()
     return {
         "pages": len(manifest["pages_done"]),
         "tables": len(manifest["tables"]),
         "status": manifest["status"],
         "rss_after_load_mib": loaded,
-        "peak_rss_mib": peak_rss_mib(),
+        "peak_rss_mib": peak,
+        # the first page by whose result the peak was reached (it holds after), and the RSS at the end
+        "peak_by_page": next((i for i, (hwm, _) in enumerate(trace, 1) if hwm >= (peak or 0.0)), len(trace)),
+        "rss_at_end_mib": trace[-1][1] if trace else loaded,
         "largest_subprocess_rss_mib_upper_bound": round(kids.ru_maxrss / 1024, 1),
     }
 
@@ -78,11 +93,13 @@ def run_memory(engine: str, counts: tuple[int, ...], seed: int = 0) -> dict[str,
 def format_memory_report(report: dict[str, Any]) -> str:
     lines = [
         f"tablesight bench memory: engine {report['engine']}, one fresh process per page count",
-        f"{'pages':>6}{'tables':>8}{'after load MiB':>16}{'peak RSS MiB':>14}{'subprocess MiB (bound)':>24}",
+        f"{'pages':>6}{'tables':>8}{'after load MiB':>16}{'peak RSS MiB':>14}{'peak by page':>14}"
+        f"{'RSS at end MiB':>16}{'subprocess MiB (bound)':>24}",
     ]
     for r in report["rows"]:
         lines.append(
             f"{r['pages']:>6}{r['tables']:>8}{r['rss_after_load_mib']:>16.0f}{r['peak_rss_mib']:>14.0f}"
+            f"{r.get('peak_by_page', 0):>14}{r.get('rss_at_end_mib', 0):>16.0f}"
             f"{r['largest_subprocess_rss_mib_upper_bound']:>24.0f}"
         )
     lines.append(

@@ -23,6 +23,7 @@ from worker.core.geometry import clip
 from worker.core.page_transform import PageTransform, invert, unbound_box
 from worker.core.types import Word
 from worker.errors import TablesightError
+from worker.heap import release_freed_memory
 from worker.inputs import Document
 from worker.outputs import manifest_entry, page_key, write_table
 from worker.overlap import SubprocessPool, in_order, subprocess_threads, timed, torch_threads
@@ -53,7 +54,7 @@ def process_pages(
     """Yield one PageResult per page, in order, after its tables and page record are written."""
     run = Run(doc, doc_id, stages, storage, settings, dpi or settings.inputs.dpi, record_extra=record_extra or {})
     lanes = settings.lanes.pipeline_lanes
-    size = max(1, min(settings.models.detection_batch_size, math.ceil(len(pages) / lanes)))  # every lane gets pages
+    size = max(1, min(group_pages(stages, settings), math.ceil(len(pages) / lanes)))  # every lane gets pages
     groups = [pages[start : start + size] for start in range(0, len(pages), size)]
     busy = min(lanes, len(groups)) or 1
     if stages.threads is not None:  # the cores shared out among the lanes that will be busy
@@ -61,6 +62,17 @@ def process_pages(
     with SubprocessPool(subprocess_threads(settings, lanes=busy, engine=stages.engine)) as pool:
         run.pool = pool
         yield from in_order(groups, lambda group: process_group(run, group), lanes)
+
+
+def group_pages(stages: Stages, settings: Settings) -> int:
+    """Pages a group holds: DETECTION_BATCH_SIZE, or where both models cap their batch (on CPU:
+    MODELS__CPU_BATCH_SIZE; the layout detector's export takes one page) the larger cap. A
+    bigger group then buys no batching and only holds more pages at once: with groups of 4 a
+    long document had 8 pages in flight against 2 for a 2-page one (docs/speed.md, Memory)."""
+    caps = [getattr(model, "max_batch", None) for model in (stages.detector, stages.structure) if model is not None]
+    if caps and all(caps):
+        return max(1, min(settings.models.detection_batch_size, max(c for c in caps if c)))
+    return settings.models.detection_batch_size
 
 
 def process_group(run: Run, pages: list[int]) -> list[PageResult]:
@@ -84,6 +96,7 @@ def process_group(run: Run, pages: list[int]) -> list[PageResult]:
         with stage_clock(results[p].timings, "storage"):
             record = results[p].record().dump()
             run.storage.put_json(page_key(run.doc_id, p), {**record, **run.record_extra})
+    release_freed_memory()  # the group's buffers are free now: hand their pages back (worker.heap)
     return [results[p] for p in pages]
 
 
