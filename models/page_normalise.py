@@ -380,12 +380,16 @@ def clean_page(image: Image.Image) -> Image.Image:
         return image
     if paper - ink > 20:  # a blank or flat page is not stretched
         grey = np.clip((grey - ink) / (paper - ink) * 255.0, 0, 255)
-        dark = grey < 128
-        core, ring = _box_sum(dark, SPECK_CORE), _box_sum(dark, SPECK_RING)
-        centres = dark & (core > 0) & (ring == core)
+    return Image.fromarray(_wipe_specks(grey).astype(np.uint8))
+
+
+def _wipe_specks(grey: np.ndarray) -> np.ndarray:
+    """`grey` (float, paper white) with its isolated specks turned to paper."""
+    dark = grey < 128
+    core, ring = _box_sum(dark, SPECK_CORE), _box_sum(dark, SPECK_RING)
+    centres = dark & (core > 0) & (ring == core)  # nothing outside the core: a speck, not a stroke
     spread = max_filter(centres, 2 * SPECK_CORE + 1)
-    grey = np.where(dark & spread, 255.0, grey)
-    return Image.fromarray(grey.astype(np.uint8))
+    return np.where(dark & spread, 255.0, grey)
 
 
 BINARY_MID_GREY = 0.1  # an image with fewer grey pixels than this per black one is black-and-white
@@ -407,7 +411,8 @@ def soften_binary(image: Image.Image) -> Image.Image:
     other crop as it is. The structure model and the OCR are trained on antialiased text."""
     if not is_binary(image):
         return image
-    return image.convert("L").filter(ImageFilter.GaussianBlur(SOFTEN_SIGMA)).convert(image.mode)
+    grey = _wipe_specks(np.asarray(image.convert("L"), dtype=np.float32))
+    return Image.fromarray(grey.astype(np.uint8)).filter(ImageFilter.GaussianBlur(SOFTEN_SIGMA)).convert(image.mode)
 
 
 def _box_sum(mask: np.ndarray, radius: int) -> np.ndarray:

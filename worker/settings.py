@@ -681,6 +681,11 @@ class NormaliseSettings(Group):
         description="recall fallback: a normalised page where the detector finds no table is detected again "
         "as it came in (one more detector call on such pages only)",
     )
+    ruled_tables: bool = Field(
+        True,
+        description="second table finder on normalised pages: a detector box over two ruled grids is split "
+        "into them, and a ruled grid no box covers is added (photocopies lost and merged tables: docs/scans.md)",
+    )
     background: bool = Field(
         False, description="divide the page by a smooth estimate of its paper (grey, tinted, unevenly lit pages)"
     )

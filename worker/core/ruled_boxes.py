@@ -1,0 +1,49 @@
+"""The detector's tables checked against the page's ruled grids (a model-free second finder).
+
+On a scan the layout detector can draw one box over two tables, or miss a table, where the
+ruling lines still show each table plainly (a black-and-white photocopy: docs/scans.md). Two
+rules, both on evidence the lines give:
+
+- a box holding two or more separate grids is as many tables: it is replaced by the grids;
+- a grid that no box covers is a table the detector missed: it is added.
+
+A box holding one grid or none is left as the detector drew it (the detector knows the table's
+unruled header and notes; the grid only its frame). On the dev pages no table holds two grids.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from worker.core.detections import TableBox
+from worker.core.geometry import area, intersection_area
+from worker.core.types import BBox
+
+INSIDE = 0.8  # a grid lies in a box when this share of its area does
+UNCOVERED = 0.2  # a grid no box covers more than this share of is a missed table
+
+
+def reconcile(boxes: list[TableBox], grids: list[BBox], score: float) -> tuple[list[TableBox], int, int]:
+    """The page's tables after the two rules, with how many boxes were split and grids added.
+
+    Added grids take `score` (the detector's threshold: they are as sure as its weakest table)."""
+    out: list[TableBox] = []
+    split = 0
+    for box in boxes:
+        inner = [g for g in grids if area(g) > 0 and intersection_area(g, box.bbox) >= INSIDE * area(g)]
+        if len(inner) >= 2 and _separate(inner):
+            out.extend(replace(box, bbox=g) for g in inner)
+            split += 1
+        else:
+            out.append(box)
+    added = 0
+    for g in grids:
+        if area(g) > 0 and all(intersection_area(g, b.bbox) <= UNCOVERED * area(g) for b in out):
+            out.append(TableBox(g, score, False))
+            added += 1
+    return out, split, added
+
+
+def _separate(grids: list[BBox]) -> bool:
+    """No two of the grids overlap (nested or crossing grids are one table's parts)."""
+    return all(intersection_area(a, b) == 0 for i, a in enumerate(grids) for b in grids[i + 1 :])
