@@ -360,6 +360,7 @@ def flatten_background(image: Image.Image) -> Image.Image:
 
 SPECK_CORE = 3  # a speck fits in a (2 * 3 + 1) px square around its centre ...
 SPECK_RING = 7  # ... and has no other ink within this many px of that centre
+SPECK_RULE_PX = 25  # ... but ruling lines: dark runs at least this long
 WHITE_PAPER = 250  # a page whose paper is this light ...
 CLEAN_SPECKS = 5e-4  # ... and fewer speck centres than this per pixel is left as it is (dev: clean renders
 # 0.7-1.4e-4, photocopies 1.8-3e-3)
@@ -380,12 +381,17 @@ def clean_page(image: Image.Image) -> Image.Image:
         return image
     if paper - ink > 20:  # a blank or flat page is not stretched
         grey = np.clip((grey - ink) / (paper - ink) * 255.0, 0, 255)
-    return Image.fromarray(_wipe_specks(grey).astype(np.uint8))
+    return Image.fromarray(_wipe_specks(grey, rules_aside=False).astype(np.uint8))
 
 
-def _wipe_specks(grey: np.ndarray) -> np.ndarray:
-    """`grey` (float, paper white) with its isolated specks turned to paper."""
+def _wipe_specks(grey: np.ndarray, rules_aside: bool = True) -> np.ndarray:
+    """`grey` (float, paper white) with its isolated specks turned to paper: dark blobs with no
+    other ink but ruling lines around them (runs of SPECK_RULE_PX dark pixels or longer)."""
     dark = grey < 128
+    if rules_aside:  # a speck next to a ruling line is still a speck; the line stays whole
+        from models.rules import runs
+
+        dark &= ~(runs(dark, SPECK_RULE_PX) | runs(dark.T, SPECK_RULE_PX).T)
     core, ring = _box_sum(dark, SPECK_CORE), _box_sum(dark, SPECK_RING)
     centres = dark & (core > 0) & (ring == core)  # nothing outside the core: a speck, not a stroke
     spread = max_filter(centres, 2 * SPECK_CORE + 1)
