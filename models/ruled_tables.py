@@ -149,3 +149,44 @@ def _grids(h_rules: list[Rule], v_rules: list[Rule]) -> list[Grid]:
         y1 = max(max(v.hi for v in vs), max(h.at for h in hs))
         grids.append(Grid((float(x0), float(y0), float(x1), float(y1)), len(hs), len(vs)))
     return sorted(grids, key=lambda g: (g.box[1], g.box[0]))
+
+
+TRIM_WINDOW_IN = 0.1  # ink is weighed in strips this wide ...
+TRIM_INK_IN2 = 0.004  # ... and a strip with less ink than this (square inches) is blank: a speck or two
+TRIM_KEEP_IN = 0.03  # paper left beside the ink
+
+
+def trim_to_grid(
+    image: Image.Image, box: tuple[float, float, float, float], grid: tuple[float, float, float, float], dpi: int
+) -> tuple[float, float, float, float]:
+    """`box` (holding `grid`) without the blank paper between its edges and the grid's: the
+    detector drew a photocopied demo table's box twice as wide as its ruled frame, over empty
+    paper dotted with specks. Outside the grid, a strip `TRIM_WINDOW_IN` wide is blank when it
+    holds less than `TRIM_INK_IN2` of ink; the box keeps everything from its first inked strip
+    in (a title or notes line beside the frame is kept), and never less than the grid."""
+    x0, y0, x1, y1 = (int(round(v)) for v in box)
+    ink = np.asarray(image.convert("L").crop((x0, y0, x1, y1))) < DARK
+    if ink.size == 0:
+        return box
+    window = max(2, round(TRIM_WINDOW_IN * dpi))
+    mass, keep = TRIM_INK_IN2 * dpi * dpi, TRIM_KEEP_IN * dpi
+    gx0, gy0, gx1, gy1 = grid[0] - x0, grid[1] - y0, grid[2] - x0, grid[3] - y0
+    left, right = _inked_from(ink.sum(axis=0), window, mass, gx0, gx1)
+    top, bottom = _inked_from(ink.sum(axis=1), window, mass, gy0, gy1)
+    return (
+        max(box[0], min(grid[0], x0 + left - keep)),
+        max(box[1], min(grid[1], y0 + top - keep)),
+        min(box[2], max(grid[2], x0 + right + keep)),
+        min(box[3], max(grid[3], y0 + bottom + keep)),
+    )
+
+
+def _inked_from(profile: np.ndarray, window: int, mass: float, lo: float, hi: float) -> tuple[float, float]:
+    """The first and last positions of `profile` (ink per row or column) where a strip of
+    `window` holds at least `mass`, searched outside [lo, hi] only (inside is the grid)."""
+    sums = np.convolve(profile.astype(np.float64), np.ones(window), mode="same")
+    inked = np.flatnonzero(sums >= mass)
+    before, after = inked[inked < lo], inked[inked > hi]
+    first = float(before[0]) - window / 2 if before.size else lo
+    last = float(after[-1]) + window / 2 if after.size else hi
+    return max(0.0, first), min(float(profile.size), last)

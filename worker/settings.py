@@ -686,6 +686,11 @@ class NormaliseSettings(Group):
         description="second table finder on normalised pages: a detector box over two ruled grids is split "
         "into them, and a ruled grid no box covers is added (photocopies lost and merged tables: docs/scans.md)",
     )
+    trim_boxes: bool = Field(
+        True,
+        description="with ruled_tables: blank paper between a table box's edges and the one ruled grid it holds "
+        "is trimmed off (the detector drew a photocopied table's box twice its width: docs/scans.md)",
+    )
     background: bool = Field(
         False, description="divide the page by a smooth estimate of its paper (grey, tinted, unevenly lit pages)"
     )

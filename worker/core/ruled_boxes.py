@@ -5,10 +5,12 @@ ruling lines still show each table plainly (a black-and-white photocopy: docs/sc
 rules, both on evidence the lines give:
 
 - a box holding two or more separate grids is as many tables: it is replaced by the grids;
+- a box holding most of one grid is widened to hold all of it (a ruled frame is one table:
+  the detector cut a photocopied demo table's last rows off); boxes that then coincide are one;
 - a grid that no box covers is a table the detector missed: it is added.
 
-A box holding one grid or none is left as the detector drew it (the detector knows the table's
-unruled header and notes; the grid only its frame). On the dev pages no table holds two grids.
+A box is never shrunk to its grid: the detector knows the table's unruled header and notes,
+the grid only its frame. On the dev pages no table holds two grids.
 """
 
 from __future__ import annotations
@@ -16,15 +18,17 @@ from __future__ import annotations
 from dataclasses import replace
 
 from worker.core.detections import TableBox
-from worker.core.geometry import area, intersection_area
+from worker.core.geometry import area, intersection_area, iou, union_box
 from worker.core.types import BBox
 
 INSIDE = 0.8  # a grid lies in a box when this share of its area does
+MOSTLY = 0.5  # a box holding this share of a grid's area is widened to all of it
+SAME = 0.8  # boxes overlapping by this IoU after widening are one table
 UNCOVERED = 0.2  # a grid no box covers more than this share of is a missed table
 
 
 def reconcile(boxes: list[TableBox], grids: list[BBox], score: float) -> tuple[list[TableBox], int, int]:
-    """The page's tables after the two rules, with how many boxes were split and grids added.
+    """The page's tables after the rules, with how many boxes were split and grids added.
 
     Added grids take `score` (the detector's threshold: they are as sure as its weakest table)."""
     out: list[TableBox] = []
@@ -34,7 +38,11 @@ def reconcile(boxes: list[TableBox], grids: list[BBox], score: float) -> tuple[l
         if len(inner) >= 2 and _separate(inner):
             out.extend(replace(box, bbox=g) for g in inner)
             split += 1
-        else:
+            continue
+        held = [g for g in grids if area(g) > 0 and intersection_area(g, box.bbox) >= MOSTLY * area(g)]
+        if len(held) == 1:
+            box = replace(box, bbox=union_box([box.bbox, held[0]]))
+        if all(iou(box.bbox, kept.bbox) < SAME for kept in out):
             out.append(box)
     added = 0
     for g in grids:
@@ -42,6 +50,12 @@ def reconcile(boxes: list[TableBox], grids: list[BBox], score: float) -> tuple[l
             out.append(TableBox(g, score, False))
             added += 1
     return out, split, added
+
+
+def held_grid(box: BBox, grids: list[BBox]) -> BBox | None:
+    """The one grid lying in `box`, if exactly one does."""
+    inner = [g for g in grids if area(g) > 0 and intersection_area(g, box) >= INSIDE * area(g)]
+    return inner[0] if len(inner) == 1 else None
 
 
 def _separate(grids: list[BBox]) -> bool:

@@ -21,7 +21,7 @@ from worker.contract.page_transform import PageTransformRecord
 from worker.core.detections import TableBox, select_tables
 from worker.core.geometry import clip
 from worker.core.page_transform import PageTransform, invert, unbound_box
-from worker.core.ruled_boxes import reconcile
+from worker.core.ruled_boxes import held_grid, reconcile
 from worker.core.types import Word
 from worker.errors import TablesightError
 from worker.inputs import Document
@@ -190,20 +190,29 @@ def ruled_tables(
     run: Run, loaded: dict[int, Page], boxes: dict[int, list[TableBox]], results: dict[int, PageResult]
 ) -> None:
     """Second finder on normalised pages: the detector's boxes checked against the page's ruled
-    grids (`worker.core.ruled_boxes`): a box over two grids is split, a grid no box covers is
-    added. On photocopies the detector merged or missed tables whose rules were plain."""
+    grids (`worker.core.ruled_boxes`): a box over two grids is split, a box over most of a grid
+    widened to all of it, a grid no box covers added; then blank paper between a box's edges and
+    the one grid it holds is trimmed off (`NORMALISE__TRIM_BOXES`). On photocopies the detector
+    merged, missed or overdrew tables whose rules were plain."""
     s = run.settings
     if not s.normalise.ruled_tables:
         return
-    from models.ruled_tables import find_grids
+    from models.ruled_tables import find_grids, trim_to_grid
 
     for p, (image, _) in loaded.items():
         transform = results[p].transform
         if results[p].original is None or transform is None:
             continue
-        grids = [g.box for g in find_grids(detector_input(image, s), round(run.dpi * transform.scale))]
-        if grids:
-            boxes[p], _, _ = reconcile(boxes[p], grids, run.engine.detection_threshold(s))
+        page, dpi = detector_input(image, s), round(run.dpi * transform.scale)
+        grids = [g.box for g in find_grids(page, dpi)]
+        if not grids:
+            continue
+        boxes[p], _, _ = reconcile(boxes[p], grids, run.engine.detection_threshold(s))
+        if s.normalise.trim_boxes:
+            for i, b in enumerate(boxes[p]):
+                grid = held_grid(b.bbox, grids)
+                if grid is not None:
+                    boxes[p][i] = replace(b, bbox=trim_to_grid(page, b.bbox, grid, dpi))
 
 
 def find_tables(run: Run, page: int, loaded: Page, boxes: list[TableBox]) -> list[FoundTable]:
