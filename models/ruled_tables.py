@@ -186,7 +186,7 @@ def _inked_from(profile: np.ndarray, window: int, mass: float, lo: float, hi: fl
     `window` holds at least `mass`, searched outside [lo, hi] only (inside is the grid)."""
     sums = np.convolve(profile.astype(np.float64), np.ones(window), mode="same")
     inked = np.flatnonzero(sums >= mass)
-    before, after = inked[inked < lo], inked[inked > hi]
+    before, after = inked[inked < lo - window], inked[inked > hi + window]  # the frame's own rules aside
     first = float(before[0]) - window / 2 if before.size else lo
     last = float(after[-1]) + window / 2 if after.size else hi
     return max(0.0, first), min(float(profile.size), last)
