@@ -684,7 +684,8 @@ class NormaliseSettings(Group):
     ruled_tables: bool = Field(
         True,
         description="second table finder on normalised pages: a detector box over two ruled grids is split "
-        "into them, and a ruled grid no box covers is added (photocopies lost and merged tables: docs/scans.md)",
+        "into them, a box over most of a grid is widened to all of it, and a ruled grid no box covers is added "
+        "(photocopies lost, merged and cut tables: docs/scans.md)",
     )
     trim_boxes: bool = Field(
         True,
