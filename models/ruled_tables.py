@@ -153,7 +153,8 @@ def _grids(h_rules: list[Rule], v_rules: list[Rule]) -> list[Grid]:
 
 TRIM_WINDOW_IN = 0.1  # ink is weighed in strips this wide ...
 TRIM_INK_IN2 = 0.004  # ... and a strip with less ink than this (square inches) is blank: a speck or two
-TRIM_KEEP_IN = 0.03  # paper left beside the ink
+TRIM_KEEP_IN = 0.05  # paper left beside the ink (about the detector's own margin round a table)
+TRIM_MIN_BAND_IN = 0.25  # only a blank band this wide or wider is trimmed off
 
 
 def trim_to_grid(
@@ -163,7 +164,9 @@ def trim_to_grid(
     detector drew a photocopied demo table's box twice as wide as its ruled frame, over empty
     paper dotted with specks. Outside the grid, a strip `TRIM_WINDOW_IN` wide is blank when it
     holds less than `TRIM_INK_IN2` of ink; the box keeps everything from its first inked strip
-    in (a title or notes line beside the frame is kept), and never less than the grid."""
+    in (a title or notes line beside the frame is kept), and never less than the grid. Only
+    bands `TRIM_MIN_BAND_IN` wide or wider go: trimming the detector's usual few pixels of margin
+    cost SLANet a spanning header on a JPEG page (docs/scans.md)."""
     x0, y0, x1, y1 = (int(round(v)) for v in box)
     ink = np.asarray(image.convert("L").crop((x0, y0, x1, y1))) < DARK
     if ink.size == 0:
@@ -171,13 +174,24 @@ def trim_to_grid(
     window = max(2, round(TRIM_WINDOW_IN * dpi))
     mass, keep = TRIM_INK_IN2 * dpi * dpi, TRIM_KEEP_IN * dpi
     gx0, gy0, gx1, gy1 = grid[0] - x0, grid[1] - y0, grid[2] - x0, grid[3] - y0
+    pad = RULE_MAX_THICKNESS_PX // 2  # the frame's own rules (the grid's box runs along their centres)
+    ink[max(0, int(gy0) - pad) : max(0, int(gy1) + pad + 1), max(0, int(gx0) - pad) : max(0, int(gx1) + pad + 1)] = (
+        False  # only ink outside the grid decides
+    )
     left, right = _inked_from(ink.sum(axis=0), window, mass, gx0, gx1)
     top, bottom = _inked_from(ink.sum(axis=1), window, mass, gy0, gy1)
-    return (
+    edges = (
         max(box[0], min(grid[0], x0 + left - keep)),
         max(box[1], min(grid[1], y0 + top - keep)),
         min(box[2], max(grid[2], x0 + right + keep)),
         min(box[3], max(grid[3], y0 + bottom + keep)),
+    )
+    band = TRIM_MIN_BAND_IN * dpi  # a thinner band is the detector's own margin: SLANet reads crops with it
+    return (
+        edges[0] if edges[0] - box[0] >= band else box[0],
+        edges[1] if edges[1] - box[1] >= band else box[1],
+        edges[2] if box[2] - edges[2] >= band else box[2],
+        edges[3] if box[3] - edges[3] >= band else box[3],
     )
 
 
@@ -186,7 +200,7 @@ def _inked_from(profile: np.ndarray, window: int, mass: float, lo: float, hi: fl
     `window` holds at least `mass`, searched outside [lo, hi] only (inside is the grid)."""
     sums = np.convolve(profile.astype(np.float64), np.ones(window), mode="same")
     inked = np.flatnonzero(sums >= mass)
-    before, after = inked[inked < lo - window], inked[inked > hi + window]  # the frame's own rules aside
+    before, after = inked[inked < lo], inked[inked > hi]
     first = float(before[0]) - window / 2 if before.size else lo
     last = float(after[-1]) + window / 2 if after.size else hi
     return max(0.0, first), min(float(profile.size), last)

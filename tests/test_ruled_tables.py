@@ -96,6 +96,6 @@ def test_blank_specked_paper_beside_a_grid_is_trimmed_and_a_title_is_kept() -> N
     drawn = (140.0, 262.0, 1160.0, 440.0)  # the detector's box, twice the table's width
     assert held_grid(drawn, [grid]) == grid
     x0, y0, x1, y1 = trim_to_grid(page, drawn, grid, DPI)
-    assert abs(x1 - grid[2]) < 0.05 * DPI  # the specked paper on the right is gone
+    assert abs(x1 - grid[2]) < 0.1 * DPI  # the specked paper on the right is gone
     assert y0 < 272  # the title line above the frame stays in
     assert (x0, y1) == (140.0, 440.0) or (x0 <= grid[0] and y1 >= grid[3])
