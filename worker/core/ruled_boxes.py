@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from worker.core.detections import TableBox
-from worker.core.geometry import area, intersection_area, iou, union_box
+from worker.core.geometry import area, intersection_area, iou
 from worker.core.types import BBox
 
 INSIDE = 0.8  # a grid lies in a box when this share of its area does
@@ -27,10 +27,15 @@ SAME = 0.8  # boxes overlapping by this IoU after widening are one table
 UNCOVERED = 0.2  # a grid no box covers more than this share of is a missed table
 
 
-def reconcile(boxes: list[TableBox], grids: list[BBox], score: float) -> tuple[list[TableBox], int, int]:
+def reconcile(
+    boxes: list[TableBox], grids: list[BBox], score: float, min_widen: float = 0.0
+) -> tuple[list[TableBox], int, int]:
     """The page's tables after the rules, with how many boxes were split and grids added.
 
-    Added grids take `score` (the detector's threshold: they are as sure as its weakest table)."""
+    Added grids take `score` (the detector's threshold: they are as sure as its weakest table).
+    A box is widened only on a side where the grid sticks out by `min_widen` pixels or more: a
+    detector's edge a few pixels inside the frame is its usual margin, and moving it by 6 px cost a
+    clean page's table its spanning header."""
     out: list[TableBox] = []
     split = 0
     for box in boxes:
@@ -41,7 +46,7 @@ def reconcile(boxes: list[TableBox], grids: list[BBox], score: float) -> tuple[l
             continue
         held = [g for g in grids if area(g) > 0 and intersection_area(g, box.bbox) >= MOSTLY * area(g)]
         if len(held) == 1:
-            box = replace(box, bbox=union_box([box.bbox, held[0]]))
+            box = replace(box, bbox=_widened(box.bbox, held[0], min_widen))
         if all(iou(box.bbox, kept.bbox) < SAME for kept in out):
             out.append(box)
     added = 0
@@ -56,6 +61,17 @@ def held_grid(box: BBox, grids: list[BBox]) -> BBox | None:
     """The one grid lying in `box`, if exactly one does."""
     inner = [g for g in grids if area(g) > 0 and intersection_area(g, box) >= INSIDE * area(g)]
     return inner[0] if len(inner) == 1 else None
+
+
+def _widened(box: BBox, grid: BBox, by: float) -> BBox:
+    """`box` pushed out to `grid` on each side where the grid sticks out by `by` or more."""
+    x0, y0, x1, y1 = box
+    return (
+        grid[0] if x0 - grid[0] >= by else x0,
+        grid[1] if y0 - grid[1] >= by else y0,
+        grid[2] if grid[2] - x1 >= by else x1,
+        grid[3] if grid[3] - y1 >= by else y1,
+    )
 
 
 def _separate(grids: list[BBox]) -> bool:

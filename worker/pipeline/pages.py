@@ -186,6 +186,9 @@ def second_pass(
         results[p].second_pass = len(found)
 
 
+WIDEN_MIN_IN = 0.1  # a box is widened to its grid only where the grid sticks out this far
+
+
 def ruled_tables(
     run: Run, loaded: dict[int, Page], boxes: dict[int, list[TableBox]], results: dict[int, PageResult]
 ) -> None:
@@ -207,7 +210,7 @@ def ruled_tables(
         grids = [g.box for g in find_grids(page, dpi)]
         if not grids:
             continue
-        boxes[p], _, _ = reconcile(boxes[p], grids, run.engine.detection_threshold(s))
+        boxes[p], _, _ = reconcile(boxes[p], grids, run.engine.detection_threshold(s), WIDEN_MIN_IN * dpi)
         if s.normalise.trim_boxes:
             for i, b in enumerate(boxes[p]):
                 grid = held_grid(b.bbox, grids)
