@@ -360,6 +360,7 @@ def flatten_background(image: Image.Image) -> Image.Image:
 
 SPECK_CORE = 3  # a speck fits in a (2 * 3 + 1) px square around its centre ...
 SPECK_RING = 7  # ... and has no other ink within this many px of that centre
+SPECK_RULE_PX = 25  # ... but ruling lines: dark runs at least this long
 WHITE_PAPER = 250  # a page whose paper is this light ...
 CLEAN_SPECKS = 5e-4  # ... and fewer speck centres than this per pixel is left as it is (dev: clean renders
 # 0.7-1.4e-4, photocopies 1.8-3e-3)
@@ -384,12 +385,21 @@ def clean_page(image: Image.Image) -> Image.Image:
         grey /= paper - ink
         grey *= 255.0
         np.clip(grey, 0, 255, out=grey)
-        dark = grey < 128
-        centres = _speck_centres(dark)
-    spread = max_filter(centres, 2 * SPECK_CORE + 1)
+    return Image.fromarray(_wipe_specks(grey, rules_aside=False).astype(np.uint8))
+
+
+def _wipe_specks(grey: np.ndarray, rules_aside: bool = True) -> np.ndarray:
+    """`grey` (float, paper white) with its isolated specks turned to paper, in place: dark blobs
+    with no other ink but ruling lines around them (runs of SPECK_RULE_PX dark pixels or longer)."""
+    dark = grey < 128
+    if rules_aside:  # a speck next to a ruling line is still a speck; the line stays whole
+        from models.rules import runs
+
+        dark &= ~(runs(dark, SPECK_RULE_PX) | runs(dark.T, SPECK_RULE_PX).T)
+    spread = max_filter(_speck_centres(dark), 2 * SPECK_CORE + 1)
     spread &= dark
     grey[spread] = 255.0
-    return Image.fromarray(grey.astype(np.uint8))
+    return grey
 
 
 def _speck_centres(dark: np.ndarray) -> np.ndarray:
@@ -419,7 +429,8 @@ def soften_binary(image: Image.Image) -> Image.Image:
     other crop as it is. The structure model and the OCR are trained on antialiased text."""
     if not is_binary(image):
         return image
-    return image.convert("L").filter(ImageFilter.GaussianBlur(SOFTEN_SIGMA)).convert(image.mode)
+    grey = _wipe_specks(np.asarray(image.convert("L"), dtype=np.float32))
+    return Image.fromarray(grey.astype(np.uint8)).filter(ImageFilter.GaussianBlur(SOFTEN_SIGMA)).convert(image.mode)
 
 
 def _box_sum(mask: np.ndarray, radius: int) -> np.ndarray:

@@ -702,6 +702,17 @@ class NormaliseSettings(Group):
         description="recall fallback: a normalised page where the detector finds no table is detected again "
         "as it came in (one more detector call on such pages only)",
     )
+    ruled_tables: bool = Field(
+        True,
+        description="second table finder on normalised pages: a detector box over two ruled grids is split "
+        "into them, a box over most of a grid is widened to all of it, and a ruled grid no box covers is added "
+        "(photocopies lost, merged and cut tables: docs/scans.md)",
+    )
+    trim_boxes: bool = Field(
+        True,
+        description="with ruled_tables: blank paper between a table box's edges and the one ruled grid it holds "
+        "is trimmed off (the detector drew a photocopied table's box twice its width: docs/scans.md)",
+    )
     background: bool = Field(
         False, description="divide the page by a smooth estimate of its paper (grey, tinted, unevenly lit pages)"
     )

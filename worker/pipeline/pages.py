@@ -21,6 +21,7 @@ from worker.contract.page_transform import PageTransformRecord
 from worker.core.detections import TableBox, select_tables
 from worker.core.geometry import clip
 from worker.core.page_transform import PageTransform, invert, unbound_box
+from worker.core.ruled_boxes import held_grid, reconcile
 from worker.core.types import Word
 from worker.errors import TablesightError
 from worker.heap import release_freed_memory
@@ -84,6 +85,7 @@ def process_group(run: Run, pages: list[int]) -> list[PageResult]:
         boxes = detect_tables(run, loaded, results)
         if run.stages.detector is not None:
             second_pass(run, loaded, boxes, results)
+            ruled_tables(run, loaded, boxes, results)
     found = [table for p in loaded for table in find_tables(run, p, loaded[p], boxes[p])]
     with stage_clock(shared, "structure"):
         structures = run.stages.structure.predict([t.crop for t in found], run.settings.models.structure_batch_size)
@@ -195,6 +197,38 @@ def second_pass(
         w, h = loaded[p][0].size
         boxes[p] = [replace(b, bbox=clip(unbound_box(to_norm, b.bbox), (0.0, 0.0, float(w), float(h)))) for b in found]
         results[p].second_pass = len(found)
+
+
+WIDEN_MIN_IN = 0.1  # a box is widened to its grid only where the grid sticks out this far
+
+
+def ruled_tables(
+    run: Run, loaded: dict[int, Page], boxes: dict[int, list[TableBox]], results: dict[int, PageResult]
+) -> None:
+    """Second finder on normalised pages: the detector's boxes checked against the page's ruled
+    grids (`worker.core.ruled_boxes`): a box over two grids is split, a box over most of a grid
+    widened to all of it, a grid no box covers added; then blank paper between a box's edges and
+    the one grid it holds is trimmed off (`NORMALISE__TRIM_BOXES`). On photocopies the detector
+    merged, missed or overdrew tables whose rules were plain."""
+    s = run.settings
+    if not s.normalise.ruled_tables:
+        return
+    from models.ruled_tables import find_grids, trim_to_grid
+
+    for p, (image, _) in loaded.items():
+        transform = results[p].transform
+        if results[p].original is None or transform is None:
+            continue
+        page, dpi = detector_input(image, s), round(run.dpi * transform.scale)
+        grids = [g.box for g in find_grids(page, dpi)]
+        if not grids:
+            continue
+        boxes[p], _, _ = reconcile(boxes[p], grids, run.engine.detection_threshold(s), WIDEN_MIN_IN * dpi)
+        if s.normalise.trim_boxes:
+            for i, b in enumerate(boxes[p]):
+                grid = held_grid(b.bbox, grids)
+                if grid is not None:
+                    boxes[p][i] = replace(b, bbox=trim_to_grid(page, b.bbox, grid, dpi))
 
 
 def find_tables(run: Run, page: int, loaded: Page, boxes: list[TableBox]) -> list[FoundTable]:

@@ -1,0 +1,101 @@
+"""Ruled grids as a second table finder (models.ruled_tables, worker.core.ruled_boxes): drawn
+pages, photocopied by the scan simulator, and the rules that reconcile grids with the detector."""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+from models.ruled_tables import find_grids, trim_to_grid
+from worker.core.detections import TableBox
+from worker.core.geometry import iou
+from worker.core.ruled_boxes import held_grid, reconcile
+from worker.evaluation.degrade import degrade
+
+DPI = 144
+
+
+def _page(tables: list[tuple[int, int, int, int, int]], frames: list[tuple[int, int, int, int]] = ()) -> Image.Image:
+    """A white page with ruled tables (x0, y0, rows, cols, cell width; 2-px rules, a 1-pt rule at
+    144 dpi), text in their cells, and
+    `frames`: boxes drawn round a paragraph (two rules each way: not a table)."""
+    page = Image.new("L", (1190, 1684), 255)
+    draw = ImageDraw.Draw(page)
+    for x0, y0, rows, cols, cw in tables:
+        rh = 22
+        for r in range(rows + 1):
+            draw.line([(x0, y0 + r * rh), (x0 + cols * cw, y0 + r * rh)], fill=0, width=2)
+        for c in range(cols + 1):
+            draw.line([(x0 + c * cw, y0), (x0 + c * cw, y0 + rows * rh)], fill=0, width=2)
+        for r in range(rows):
+            for c in range(cols):
+                draw.text((x0 + c * cw + 6, y0 + r * rh + 5), f"{r * 10 + c} 000", fill=0)
+    for x0, y0, x1, y1 in frames:
+        draw.rectangle([x0, y0, x1, y1], outline=0)
+        for i in range(4):
+            draw.text((x0 + 8, y0 + 8 + 16 * i), "a paragraph of prose inside a frame", fill=0)
+    return page
+
+
+TWO_TABLES = [(150, 300, 6, 4, 160), (150, 520, 9, 3, 200)]  # one above the other, 30 px apart
+
+
+def test_two_ruled_tables_on_a_photocopy_are_two_grids_with_their_boxes() -> None:
+    page = _page(TWO_TABLES, frames=[(150, 900, 700, 990)])
+    expected = [(150, 300, 790, 432), (150, 520, 750, 718)]
+    for seed in (0, 1, 2):  # bold or thin strokes, specks, ink drop-outs in the rules
+        copy = degrade(page, DPI, "photocopy", "moderate", seed=seed).image
+        grids = find_grids(copy, DPI)
+        assert len(grids) == 2, (seed, grids)  # the framed paragraph (2 x 2 rules) is not a table
+        for grid, box in zip(grids, expected):
+            assert iou(grid.box, box) > 0.95, (seed, grid, box)
+        # every rule counted (a rule broken by drop-outs may count twice)
+        assert [g.vertical for g in grids] == [5, 4] and grids[0].horizontal >= 7 and grids[1].horizontal >= 10
+
+
+def test_a_chart_or_photo_dense_with_lines_is_not_a_grid() -> None:
+    page = Image.new("L", (1190, 1684), 255)
+    draw = ImageDraw.Draw(page)
+    for i in range(60):  # gridlines 4 px apart: a chart's or a halftone's, not rows of text
+        draw.line([(200, 300 + 4 * i), (600, 300 + 4 * i)], fill=0)
+        draw.line([(200 + 4 * i, 300), (200 + 4 * i, 540)], fill=0)
+    assert find_grids(page, DPI) == []
+
+
+def test_a_box_over_two_grids_is_split_and_a_missed_grid_is_added() -> None:
+    grids = [(150.0, 300.0, 790.0, 432.0), (150.0, 520.0, 750.0, 718.0), (150.0, 900.0, 700.0, 1100.0)]
+    merged = TableBox((140.0, 290.0, 800.0, 730.0), 0.81, False)  # the detector's one box over two tables
+    out, split, added = reconcile([merged], grids, 0.5)
+    assert (split, added) == (1, 1)
+    assert [b.bbox for b in out] == grids
+    assert [b.score for b in out] == [0.81, 0.81, 0.5]
+
+
+def test_a_box_cutting_a_grid_is_widened_and_one_holding_its_grid_is_kept() -> None:
+    grid = (150.0, 300.0, 790.0, 600.0)
+    cut = TableBox((140.0, 290.0, 800.0, 500.0), 0.7, False)  # the last rows cut off
+    out, _, added = reconcile([cut], [grid], 0.5)
+    assert added == 0 and out == [TableBox((140.0, 290.0, 800.0, 600.0), 0.7, False)]
+    # a box with an unruled title above its frame keeps the title
+    titled = TableBox((140.0, 250.0, 800.0, 610.0), 0.9, False)
+    assert reconcile([titled], [grid], 0.5)[0] == [titled]
+    # two boxes that each held half the frame become one table
+    halves = [TableBox((140.0, 290.0, 800.0, 460.0), 0.8, False), TableBox((140.0, 440.0, 800.0, 610.0), 0.6, False)]
+    out, _, _ = reconcile(halves, [grid], 0.5)
+    assert len(out) == 1 and out[0].score == 0.8 and iou(out[0].bbox, grid) > 0.9
+
+
+def test_blank_specked_paper_beside_a_grid_is_trimmed_and_a_title_is_kept() -> None:
+    page = _page([(150, 300, 6, 4, 160)])
+    draw = ImageDraw.Draw(page)
+    draw.text((150, 270), "Table 1: thresholds for releases to air", fill=0)
+    rng = np.random.default_rng(0)
+    for x, y in zip(rng.integers(820, 1150, 12), rng.integers(260, 450, 12)):  # specks on the paper
+        draw.rectangle([int(x), int(y), int(x) + 2, int(y) + 2], fill=0)
+    grid = find_grids(page, DPI)[0].box
+    drawn = (140.0, 262.0, 1160.0, 440.0)  # the detector's box, twice the table's width
+    assert held_grid(drawn, [grid]) == grid
+    x0, y0, x1, y1 = trim_to_grid(page, drawn, grid, DPI)
+    assert abs(x1 - grid[2]) < 0.1 * DPI  # the specked paper on the right is gone
+    assert y0 < 272  # the title line above the frame stays in
+    assert (x0, y1) == (140.0, 440.0) or (x0 <= grid[0] and y1 >= grid[3])

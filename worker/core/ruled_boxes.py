@@ -1,0 +1,79 @@
+"""The detector's tables checked against the page's ruled grids (a model-free second finder).
+
+On a scan the layout detector can draw one box over two tables, or miss a table, where the
+ruling lines still show each table plainly (a black-and-white photocopy: docs/scans.md). Two
+rules, both on evidence the lines give:
+
+- a box holding two or more separate grids is as many tables: it is replaced by the grids;
+- a box holding most of one grid is widened to hold all of it (a ruled frame is one table:
+  the detector cut a photocopied demo table's last rows off); boxes that then coincide are one;
+- a grid that no box covers is a table the detector missed: it is added.
+
+A box is never shrunk to its grid: the detector knows the table's unruled header and notes,
+the grid only its frame. On the dev pages no table holds two grids.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from worker.core.detections import TableBox
+from worker.core.geometry import area, intersection_area, iou
+from worker.core.types import BBox
+
+INSIDE = 0.8  # a grid lies in a box when this share of its area does
+MOSTLY = 0.5  # a box holding this share of a grid's area is widened to all of it
+SAME = 0.8  # boxes overlapping by this IoU after widening are one table
+UNCOVERED = 0.2  # a grid no box covers more than this share of is a missed table
+
+
+def reconcile(
+    boxes: list[TableBox], grids: list[BBox], score: float, min_widen: float = 0.0
+) -> tuple[list[TableBox], int, int]:
+    """The page's tables after the rules, with how many boxes were split and grids added.
+
+    Added grids take `score` (the detector's threshold: they are as sure as its weakest table).
+    A box is widened only on a side where the grid sticks out by `min_widen` pixels or more: a
+    detector's edge a few pixels inside the frame is its usual margin, and moving it by 6 px cost a
+    clean page's table its spanning header."""
+    out: list[TableBox] = []
+    split = 0
+    for box in boxes:
+        inner = [g for g in grids if area(g) > 0 and intersection_area(g, box.bbox) >= INSIDE * area(g)]
+        if len(inner) >= 2 and _separate(inner):
+            out.extend(replace(box, bbox=g) for g in inner)
+            split += 1
+            continue
+        held = [g for g in grids if area(g) > 0 and intersection_area(g, box.bbox) >= MOSTLY * area(g)]
+        if len(held) == 1:
+            box = replace(box, bbox=_widened(box.bbox, held[0], min_widen))
+        if all(iou(box.bbox, kept.bbox) < SAME for kept in out):
+            out.append(box)
+    added = 0
+    for g in grids:
+        if area(g) > 0 and all(intersection_area(g, b.bbox) <= UNCOVERED * area(g) for b in out):
+            out.append(TableBox(g, score, False))
+            added += 1
+    return out, split, added
+
+
+def held_grid(box: BBox, grids: list[BBox]) -> BBox | None:
+    """The one grid lying in `box`, if exactly one does."""
+    inner = [g for g in grids if area(g) > 0 and intersection_area(g, box) >= INSIDE * area(g)]
+    return inner[0] if len(inner) == 1 else None
+
+
+def _widened(box: BBox, grid: BBox, by: float) -> BBox:
+    """`box` pushed out to `grid` on each side where the grid sticks out by `by` or more."""
+    x0, y0, x1, y1 = box
+    return (
+        grid[0] if x0 - grid[0] >= by else x0,
+        grid[1] if y0 - grid[1] >= by else y0,
+        grid[2] if grid[2] - x1 >= by else x1,
+        grid[3] if grid[3] - y1 >= by else y1,
+    )
+
+
+def _separate(grids: list[BBox]) -> bool:
+    """No two of the grids overlap (nested or crossing grids are one table's parts)."""
+    return all(intersection_area(a, b) == 0 for i, a in enumerate(grids) for b in grids[i + 1 :])
