@@ -317,9 +317,10 @@ def test_worker_health_rejects_a_bad_timeout() -> None:
 @pytest.fixture
 def build_root(tmp_path: Path):  # noqa: ANN201 - a generator fixture
     """tmp_path, without the ~6 GB venv afterwards, pass or fail (pytest keeps its last tmp dirs).
-    It is deleted in the background: the suite goes on while the disk frees it."""
+    It is moved out of tmp_path (the contract check walks tmp_path after the test) and deleted in
+    the background: the suite goes on while the disk frees it."""
     yield tmp_path
-    trash = tmp_path / "venv-deleted"
+    trash = tmp_path.parent / f".{tmp_path.name}-venv-deleted"
     if (tmp_path / "venv").exists():
         (tmp_path / "venv").rename(trash)
         subprocess.Popen(["rm", "-rf", str(trash)], start_new_session=True)

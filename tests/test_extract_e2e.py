@@ -31,6 +31,9 @@ def tiny_model_settings(models: dict[str, Path], **kw) -> Settings:
         "device": "cpu",
         "dpi": 100,
         "torch_threads": 1,
+        # the stand-in detector's one box per page is what these tests count: the ruled-grid finder
+        # (tests/test_ruled_tables.py, tests/test_scans.py) would add the page's real table beside it
+        "normalise_ruled_tables": False,
     }
     return Settings(**{**base, **kw})
 
@@ -137,6 +140,7 @@ def test_bad_inputs_fail_one_by_one_and_the_rest_completes(tiny_models, scanned_
         "TABLESIGHT_DPI": "100",
         "TABLESIGHT_DEVICE": "cpu",
         "TABLESIGHT_MAX_PAGE_PIXELS": "20000000",
+        "TABLESIGHT_NORMALISE__RULED_TABLES": "false",  # as in tiny_model_settings
     }
     files = [str(b.path) for b in bad.values()] + [str(scanned_pdf)]
     proc = subprocess.run(
