@@ -21,11 +21,11 @@ def lost(j: dict, pages=None, done=(), present=(), per_task: int = 1) -> list[Re
 
 
 def test_a_queued_job_whose_document_task_is_nowhere_is_sent_again():
-    assert lost(job("queued", NOW - 150, sent=1)) == [Resend(JOB, "document")]
+    assert lost(job("queued", NOW - 150, sent_ts="1")) == [Resend(JOB, "document")]
     # still queued behind others: its message is there, nothing to do
-    assert lost(job("queued", NOW - 150, sent=1), present={f"{JOB}.doc"}) == []
+    assert lost(job("queued", NOW - 150, sent_ts="1"), present={f"{JOB}.doc"}) == []
     # not stalled long enough: kombu may still hand it back
-    assert lost(job("queued", NOW - 50, sent=1)) == []
+    assert lost(job("queued", NOW - 50, sent_ts="1")) == []
 
 
 def test_running_pages_without_a_task_are_sent_again_and_done_pages_never():
@@ -57,6 +57,6 @@ def test_every_page_counted_but_no_manifest_sends_the_last_page_to_finalise():
 
 def test_ended_jobs_are_left_alone_and_the_grace_outlasts_kombus_own_restore():
     for status in ("complete", "partial", "failed", "cancelled"):
-        assert lost(job(status, 0.0, sent=1)) == []
+        assert lost(job(status, 0.0, sent_ts="1")) == []
     s = Settings()
     assert grace_seconds(s) > s.queue.visibility_timeout + s.queue.unacked_restore_interval

@@ -226,22 +226,22 @@ class JobClient:
         return cancel_job(self, job_id, remove=remove, log=_log)
 
     def _upload_and_send(self, job_id: str, input_key: str, data: bytes | None, path: Path | None) -> None:
-        """Store the input (unless it is there) and queue the document task; `sent` marks the
-        job as handed to the broker, so a duplicate knows whether it must send it again."""
+        """Store the input (unless it is there) and queue the document task; `sent_ts` marks the
+        job as handed to the broker (a duplicate then need not send it again) and when."""
         if not self.storage.exists(input_key):
             if data is not None:
                 self.storage.put_bytes(input_key, data, "application/octet-stream")
             else:
                 self.storage.put_file(input_key, str(path), "application/octet-stream")
         self.app.send_task(DOCUMENT_TASK, args=(job_id,), task_id=f"{job_id}.doc")
-        self.state.update(job_id, sent=1, sent_ts=f"{time.time():.3f}")
+        self.state.update(job_id, sent_ts=f"{time.time():.3f}")
 
     def _send_if_unsent(self, job_id: str, data: bytes | None, path: Path | None) -> None:
         """A queued job that was never sent (its enqueuer died between creating the job and
         sending its task, e.g. an API killed mid-upload) is sent by the duplicate that finds it,
         which holds the same bytes. Sending twice is harmless: the document task fans out once."""
         job = self.state.get(job_id)
-        if job is None or job.get("status") != "queued" or job.get("sent") == 1:
+        if job is None or job.get("status") != "queued" or job.get("sent_ts"):
             return
         self._upload_and_send(job_id, str(job["input_key"]), data, path)
 

@@ -39,7 +39,6 @@ _INT_FIELDS = (
     "force",
     "callback_attempts",
     "cancel_remove",
-    "sent",
 )
 _JOB_ID = re.compile(r"^[0-9a-f]{32}$")
 

@@ -177,7 +177,7 @@ def sweep(
                 if not storage.exists(str(job["input_key"])):
                     continue  # the upload never finished: only its client can send the bytes again
                 app.send_task(DOCUMENT_TASK, args=(job_id,), task_id=f"{job_id}.doc")
-                state.update(job_id, sent=1, sent_ts=f"{time.time():.3f}")
+                state.update(job_id, sent_ts=f"{time.time():.3f}")
             else:
                 pages = list(item.pages)
                 app.send_task(PAGES_TASK, args=(job_id, pages), task_id=page_task_id(job_id, pages))
