@@ -28,6 +28,8 @@ def normalise(image: Image.Image, settings: Settings) -> tuple[Image.Image, Page
         background=n.background,
         rescale=n.rescale,
         x_height=n.x_height,
+        sharpen=n.sharpen,
+        sharpen_above=n.sharpen_above,
         threads=settings.ocr.threads or 1,
     )
     done = normalise_page(image, options)
