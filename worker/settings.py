@@ -736,6 +736,12 @@ class NormaliseSettings(Group):
         "unsharp mask matched to its blur before detection, grid finding, structure and OCR (the layout "
         "detector lost 3-5 of 8 tables on blurred pages: docs/scans.md)",
     )
+    denoise_structure: bool = Field(
+        True,
+        description="a scanned table crop whose paper is grainy (sensor noise, models.denoise) is read by the "
+        "structure model through a 3x3 median; the OCR reads it unfiltered (the median put structure right and "
+        "text wrong: docs/scans.md)",
+    )
     sharpen_above: float = Field(
         0.7,
         ge=0,

@@ -65,3 +65,14 @@ def crop_input(crop: Image.Image, settings: Settings) -> Image.Image:
     from models.page_normalise import soften_binary
 
     return soften_binary(crop)
+
+
+def structure_input(crop: Image.Image, settings: Settings) -> Image.Image | None:
+    """What the structure model reads of a scanned table's crop, when it differs from what the OCR
+    reads: a noisy crop median-filtered (`normalise.denoise_structure`; the OCR reads it as it is)."""
+    if not settings.normalise.denoise_structure:
+        return None
+    from models.denoise import structure_view
+
+    view = structure_view(crop)
+    return None if view is crop else view
