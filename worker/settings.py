@@ -739,8 +739,8 @@ class NormaliseSettings(Group):
     denoise_structure: bool = Field(
         True,
         description="a scanned table crop whose paper is grainy (sensor noise, models.denoise) is read by the "
-        "structure model through a 3x3 median; the OCR reads it unfiltered (the median put structure right and "
-        "text wrong: docs/scans.md)",
+        "structure model through a 3x3 hybrid median (grain wiped, one-pixel rules kept); the OCR reads it "
+        "unfiltered (a median put structure right and text wrong: docs/scans.md)",
     )
     sharpen_above: float = Field(
         0.7,
