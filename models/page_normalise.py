@@ -52,6 +52,7 @@ from worker.core.page_transform import (
 
 log = logging.getLogger(__name__)
 
+REFERENCE_DPI = 144  # the blur gate is in pixels at this resolution: the models read pages resized to about it
 SKEW_WORK_SIDE = 1600  # the skew search runs on a copy this long (0.1 deg = 2.8 px over its width)
 OSD_WORK_SIDE = 1400  # tesseract's OSD reads a copy this long (its time grows with the pixels)
 MAX_INK_POINTS = 250_000
@@ -73,7 +74,8 @@ class NormaliseOptions:
     x_height: float = 11.0  # px the text's x-height is scaled to (a 9-10 pt text at 144 dpi: what the models read best)
     rescale_band: float = 1.3  # pages whose x-height is within this factor of `x_height` are left alone
     sharpen: bool = False
-    sharpen_above: float = 0.7  # px of estimated blur (models.sharpen) over which a page is sharpened
+    sharpen_above: float = 0.7  # estimated blur (models.sharpen), in px at 144 dpi, over which a page is sharpened
+    dpi: int | None = None  # the page's resolution (None: taken as 144 dpi)
     threads: int = 1
 
 
@@ -132,7 +134,7 @@ def normalise_page(image: Image.Image, options: NormaliseOptions | None = None) 
         from models.sharpen import estimate_blur, sharpen
 
         blur = round(estimate_blur(image), 3)
-        if blur > options.sharpen_above:
+        if blur * REFERENCE_DPI / ((options.dpi or REFERENCE_DPI) * scale) > options.sharpen_above:
             image = sharpen(image, blur)
     if options.background:
         image = flatten_background(image)

@@ -745,8 +745,9 @@ class NormaliseSettings(Group):
     sharpen_above: float = Field(
         0.7,
         ge=0,
-        description="estimated blur (px, a Gaussian sigma) above which a page is sharpened: clean renders "
-        "measure 0.3-0.4, office scans 0.5-0.65, pages blurred by 1.1 px 0.8-1.0",
+        description="estimated blur (a Gaussian sigma, in px at 144 dpi: a 200-dpi page's blur counts 0.72x) "
+        "above which a page is sharpened: clean 144-dpi renders measure 0.3-0.4, office scans 0.4-0.5, pages "
+        "blurred by 1.1 px 0.8-1.0; the demo's 200-dpi sample 0.55",
     )
     clean: bool = Field(
         True,

@@ -15,8 +15,10 @@ from worker.core.page_transform import PageTransform
 from worker.settings import Settings
 
 
-def normalise(image: Image.Image, settings: Settings) -> tuple[Image.Image, PageTransform, PageTransformRecord]:
-    """The normalised page, its transform, and the record of it stored with the page."""
+def normalise(
+    image: Image.Image, settings: Settings, dpi: int | None = None
+) -> tuple[Image.Image, PageTransform, PageTransformRecord]:
+    """The normalised page (rendered or scanned at `dpi`), its transform, and the record of it."""
     from models.page_normalise import NormaliseOptions, normalise_page
 
     n = settings.normalise
@@ -30,6 +32,7 @@ def normalise(image: Image.Image, settings: Settings) -> tuple[Image.Image, Page
         x_height=n.x_height,
         sharpen=n.sharpen,
         sharpen_above=n.sharpen_above,
+        dpi=dpi,
         threads=settings.ocr.threads or 1,
     )
     done = normalise_page(image, options)

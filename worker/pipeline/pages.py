@@ -139,7 +139,7 @@ def load_page(
     if words or not run.settings.normalise.pages:
         return image, words, timings, None
     with stage_clock(timings, "normalise"):
-        normalised, transform, record = normalise(image, run.settings)
+        normalised, transform, record = normalise(image, run.settings, run.dpi)
     return normalised, words, timings, (transform, record, image)
 
 
