@@ -72,3 +72,11 @@ def test_normalisation_sharpens_blurred_pages_only() -> None:
     assert done.blur_estimate is not None and done.blur_estimate > options.sharpen_above
     assert not np.array_equal(np.asarray(done.image), np.asarray(blurred))
     assert done.image.size == blurred.size and done.transform.scale == 1.0  # boxes need no new mapping
+
+
+def test_the_blur_gate_is_in_pixels_at_144_dpi() -> None:
+    blurred = _blurred(_page(), 1.2)  # about 0.9 px: blurred at 144 dpi, but not at 300 (0.43 px at 144 dpi)
+    at_300 = normalise_page(blurred, NormaliseOptions(orientation="off", deskew=False, sharpen=True, dpi=300))
+    assert np.array_equal(np.asarray(at_300.image), np.asarray(blurred))
+    at_144 = normalise_page(blurred, NormaliseOptions(orientation="off", deskew=False, sharpen=True, dpi=144))
+    assert not np.array_equal(np.asarray(at_144.image), np.asarray(blurred))
