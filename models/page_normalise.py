@@ -52,6 +52,7 @@ from worker.core.page_transform import (
 
 log = logging.getLogger(__name__)
 
+REFERENCE_DPI = 144  # the blur gate is in pixels at this resolution: the models read pages resized to about it
 SKEW_WORK_SIDE = 1600  # the skew search runs on a copy this long (0.1 deg = 2.8 px over its width)
 OSD_WORK_SIDE = 1400  # tesseract's OSD reads a copy this long (its time grows with the pixels)
 MAX_INK_POINTS = 250_000
@@ -72,6 +73,9 @@ class NormaliseOptions:
     rescale: bool = False
     x_height: float = 11.0  # px the text's x-height is scaled to (a 9-10 pt text at 144 dpi: what the models read best)
     rescale_band: float = 1.3  # pages whose x-height is within this factor of `x_height` are left alone
+    sharpen: bool = False
+    sharpen_above: float = 0.7  # estimated blur (models.sharpen), in px at 144 dpi, over which a page is sharpened
+    dpi: int | None = None  # the page's resolution (None: taken as 144 dpi)
     threads: int = 1
 
 
@@ -81,6 +85,7 @@ class Normalised:
     transform: PageTransform
     skew_estimate: float  # degrees the content was found skewed by (counter-clockwise), before the fix
     orientation_confidence: float | None
+    blur_estimate: float | None = None  # px (models.sharpen.estimate_blur), when sharpening is on
 
 
 def normalise_page(image: Image.Image, options: NormaliseOptions | None = None) -> Normalised:
@@ -124,6 +129,13 @@ def normalise_page(image: Image.Image, options: NormaliseOptions | None = None) 
         if scale != 1.0:
             image, m = rescale(image, scale)
             to_norm = compose(to_norm, m)
+    blur = None
+    if options.sharpen:
+        from models.sharpen import estimate_blur, sharpen
+
+        blur = round(estimate_blur(image), 3)
+        if blur * REFERENCE_DPI / ((options.dpi or REFERENCE_DPI) * scale) > options.sharpen_above:
+            image = sharpen(image, blur)
     if options.background:
         image = flatten_background(image)
     transform = PageTransform(
@@ -134,7 +146,7 @@ def normalise_page(image: Image.Image, options: NormaliseOptions | None = None) 
         size=image.size,
         original_size=original_size,
     )
-    return Normalised(image, transform, round(skew, 3), confidence)
+    return Normalised(image, transform, round(skew, 3), confidence, blur)
 
 
 _TRANSPOSE = {1: Image.Transpose.ROTATE_90, 2: Image.Transpose.ROTATE_180, 3: Image.Transpose.ROTATE_270}

@@ -730,6 +730,25 @@ class NormaliseSettings(Group):
     x_height: float = Field(
         11.0, gt=0, description="x-height (px) pages are rescaled to: 9-10 pt text rendered at 144 dpi"
     )
+    sharpen: bool = Field(
+        True,
+        description="a page measurably blurred (its strongest edges' spread, models.sharpen) is sharpened by an "
+        "unsharp mask matched to its blur before detection, grid finding, structure and OCR (the layout "
+        "detector lost 3-5 of 8 tables on blurred pages: docs/scans.md)",
+    )
+    denoise_structure: bool = Field(
+        True,
+        description="a scanned table crop whose paper is grainy (sensor noise, models.denoise) is read by the "
+        "structure model through a 3x3 hybrid median (grain wiped, one-pixel rules kept); the OCR reads it "
+        "unfiltered (a median put structure right and text wrong: docs/scans.md)",
+    )
+    sharpen_above: float = Field(
+        0.7,
+        ge=0,
+        description="estimated blur (a Gaussian sigma, in px at 144 dpi: a 200-dpi page's blur counts 0.72x) "
+        "above which a page is sharpened: clean 144-dpi renders measure 0.3-0.4, office scans 0.4-0.5, pages "
+        "blurred by 1.1 px 0.8-1.0; the demo's 200-dpi sample 0.55",
+    )
     clean: bool = Field(
         True,
         description="the detector reads normalised pages cleaned (paper stretched to white, ink to black, "

@@ -15,8 +15,10 @@ from worker.core.page_transform import PageTransform
 from worker.settings import Settings
 
 
-def normalise(image: Image.Image, settings: Settings) -> tuple[Image.Image, PageTransform, PageTransformRecord]:
-    """The normalised page, its transform, and the record of it stored with the page."""
+def normalise(
+    image: Image.Image, settings: Settings, dpi: int | None = None
+) -> tuple[Image.Image, PageTransform, PageTransformRecord]:
+    """The normalised page (rendered or scanned at `dpi`), its transform, and the record of it."""
     from models.page_normalise import NormaliseOptions, normalise_page
 
     n = settings.normalise
@@ -28,6 +30,9 @@ def normalise(image: Image.Image, settings: Settings) -> tuple[Image.Image, Page
         background=n.background,
         rescale=n.rescale,
         x_height=n.x_height,
+        sharpen=n.sharpen,
+        sharpen_above=n.sharpen_above,
+        dpi=dpi,
         threads=settings.ocr.threads or 1,
     )
     done = normalise_page(image, options)
@@ -63,3 +68,14 @@ def crop_input(crop: Image.Image, settings: Settings) -> Image.Image:
     from models.page_normalise import soften_binary
 
     return soften_binary(crop)
+
+
+def structure_input(crop: Image.Image, settings: Settings) -> Image.Image | None:
+    """What the structure model reads of a scanned table's crop, when it differs from what the OCR
+    reads: a noisy crop median-filtered (`normalise.denoise_structure`; the OCR reads it as it is)."""
+    if not settings.normalise.denoise_structure:
+        return None
+    from models.denoise import structure_view
+
+    view = structure_view(crop)
+    return None if view is crop else view

@@ -88,7 +88,8 @@ def process_group(run: Run, pages: list[int]) -> list[PageResult]:
             ruled_tables(run, loaded, boxes, results)
     found = [table for p in loaded for table in find_tables(run, p, loaded[p], boxes[p])]
     with stage_clock(shared, "structure"):
-        structures = run.stages.structure.predict([t.crop for t in found], run.settings.models.structure_batch_size)
+        views = [t.model_input for t in found]
+        structures = run.stages.structure.predict(views, run.settings.models.structure_batch_size)
     split_time(shared, [results[p] for p in loaded], "detection")
     split_time(shared, [results[t.page] for t in found], "structure")
     for table, objects in zip(found, structures):
@@ -138,7 +139,7 @@ def load_page(
     if words or not run.settings.normalise.pages:
         return image, words, timings, None
     with stage_clock(timings, "normalise"):
-        normalised, transform, record = normalise(image, run.settings)
+        normalised, transform, record = normalise(image, run.settings, run.dpi)
     return normalised, words, timings, (transform, record, image)
 
 

@@ -19,7 +19,7 @@ from worker.core.page_transform import PageTransform
 from worker.core.types import RulingLines, Word
 from worker.outputs import table_record
 from worker.overlap import timed
-from worker.pipeline.normalise import crop_input
+from worker.pipeline.normalise import crop_input, structure_input
 from worker.pipeline.numbers import check_numbers
 from worker.pipeline.run import Run
 
@@ -36,6 +36,12 @@ class FoundTable:
     words: list[Word] | Future[tuple[list[Word], float]]  # a Future while OCR runs on a worker
     text_source: str
     context: Context | Future[tuple[Context, float]] | None = None
+    structure_crop: Image.Image | None = None  # what the structure model reads, when not `crop`
+
+    @property
+    def model_input(self) -> Image.Image:
+        """The image the structure model reads (`normalise.denoise_structure`: noisy crops median-filtered)."""
+        return self.structure_crop if self.structure_crop is not None else self.crop
 
 
 def table_crop_box(run: Run, box: TableBox, page_size: tuple[int, int]) -> tuple[int, int, int, int]:
@@ -64,11 +70,13 @@ def crop_table(
         inside = rotate_words_clockwise(inside, crop_box[3] - crop_box[1])
     if inside:
         return FoundTable(page, index, box, crop_box, crop, inside, "text-layer")
+    view = structure_input(crop, run.settings)
     if ocr is not None:
-        return FoundTable(page, index, box, crop_box, crop, ocr, "ocr")
+        return FoundTable(page, index, box, crop_box, crop, ocr, "ocr", structure_crop=view)
     if run.pool is None:
-        return FoundTable(page, index, box, crop_box, crop, run.stages.ocr(crop), "ocr")
-    return FoundTable(page, index, box, crop_box, crop, run.pool.submit(timed, run.stages.ocr, crop), "ocr")
+        return FoundTable(page, index, box, crop_box, crop, run.stages.ocr(crop), "ocr", structure_crop=view)
+    words = run.pool.submit(timed, run.stages.ocr, crop)
+    return FoundTable(page, index, box, crop_box, crop, words, "ocr", structure_crop=view)
 
 
 def settle(table: FoundTable, timings: dict[str, float]) -> None:
