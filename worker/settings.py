@@ -713,6 +713,12 @@ class NormaliseSettings(Group):
         description="with ruled_tables: blank paper between a table box's edges and the one ruled grid it holds "
         "is trimmed off (the detector drew a photocopied table's box twice its width: docs/scans.md)",
     )
+    aligned_tables: bool = Field(
+        True,
+        description="third table finder on normalised pages: regions of aligned text (rows of short blobs "
+        "with column gutters lining up, no model) that no table box covers are added, and a box holding only "
+        "part of one is widened to it (unruled tables the detector lost on blurred scans: docs/scans.md)",
+    )
     background: bool = Field(
         False, description="divide the page by a smooth estimate of its paper (grey, tinted, unevenly lit pages)"
     )
