@@ -44,7 +44,7 @@ def text_blobs(image: Image.Image, x_height: float | None = None) -> tuple[list[
         return [], xh
     dark = ink_mask(image)
     rule = max(8, round(RULE_XH * xh))
-    dark &= ~runs(dark, rule) & ~runs(dark.T, rule).T
+    dark &= ~runs(dark, rule) & ~runs(np.ascontiguousarray(dark.T), rule).T
     gap = max(1, round(CLOSE_XH * xh))
     blank = ~dark
     closed = dark | (blank & ~runs(blank, gap + 1))  # runs of blank shorter than `gap` filled

@@ -35,7 +35,7 @@ MIN_ROWS = 4  # a table has at least this many rows of two or more cells
 MIN_ROWS_TWO_COLUMNS = 6  # ... and a two-column one (label and number) this many
 MIN_COLUMNS = 2
 SHORT_XH = 10.0  # a numbers-like column's blobs are this short (median; a digit is about 1 x-height)
-PROSE_XH = 35.0  # a column whose blobs are this long (median; a table's labels run to 20-30) ...
+PROSE_XH = 45.0  # a blob this long is a line of body text (a wide table's labels ran to 42) ...
 PROSE_FILL = 0.7  # ... and fill this share of its width is body text, not a table column
 MAX_SINGLES = 1  # lines of one blob (a wrapped cell) let through in a row
 MERGE_GAP_XH = 2.5  # runs this close one above the other (one line between) are one table's parts
@@ -43,6 +43,8 @@ HEADER_ROWS = 3  # lines above a region, within its width, taken in as its colum
 MIN_BLOB_XH = 0.6  # blobs lower than this are dots and specks, ...
 DASH_XH = 0.4  # ... but dashes (an empty cell): flat blobs this wide at least
 MAX_BLOB_XH = 3.5  # blobs taller than this are figures, bars, or lines run together
+ROTATED_XH = 2.0  # blobs taller than this and than wide are words set sideways
+HEADING_SHARE = 0.6  # a line above a region is its heading when no blob is wider than this share of it
 UNCOVERED = 0.2  # a region covered this little by table boxes is a table the detector missed
 HELD = 0.5  # a box holding this share of a region, and ...
 INSIDE = 0.7  # ... lying this much inside it, is the region's table cut short
@@ -61,14 +63,7 @@ class Region:
 def text_rows(blobs: list[BBox], x_height: float) -> list[list[BBox]]:
     """Blobs grouped into text lines, top to bottom, each line left to right. Blobs far
     lower or taller than text (`MIN_BLOB_XH`, `MAX_BLOB_XH`) are left out."""
-    lo, hi = MIN_BLOB_XH * x_height, MAX_BLOB_XH * x_height
-    dash = DASH_XH * x_height
-
-    def text(b: BBox) -> bool:
-        h, w = b[3] - b[1], b[2] - b[0]
-        return lo <= h <= hi or (h < lo and w >= dash and w >= 1.5 * h)
-
-    kept = sorted((b for b in blobs if text(b)), key=lambda b: (b[1] + b[3]) / 2)
+    kept = sorted((b for b in blobs if _text(b, x_height)), key=lambda b: (b[1] + b[3]) / 2)
     rows: list[list[BBox]] = []
     centre = 0.0
     for b in kept:
@@ -80,6 +75,16 @@ def text_rows(blobs: list[BBox], x_height: float) -> list[list[BBox]]:
             rows.append([b])
             centre = c
     return [sorted(r) for r in rows]
+
+
+def _text(b: BBox, x_height: float) -> bool:
+    """A blob as high as text, or a dash; not a word set sideways (a chart's axis labels)."""
+    h, w = b[3] - b[1], b[2] - b[0]
+    if h > ROTATED_XH * x_height and h > 1.5 * w:
+        return False
+    if MIN_BLOB_XH * x_height <= h <= MAX_BLOB_XH * x_height:
+        return True
+    return h < MIN_BLOB_XH * x_height and w >= DASH_XH * x_height and w >= 1.5 * h
 
 
 def columns(rows: list[list[BBox]], gutter: float) -> list[tuple[float, float]]:
@@ -153,6 +158,8 @@ def _headed(above: list[list[BBox]], box: BBox, x_height: float) -> BBox:
             break
         if any(b[0] < box[0] - x_height or b[2] > box[2] + x_height for b in row):
             break
+        if any(b[2] - b[0] > HEADING_SHARE * (box[2] - box[0]) for b in row) or _has_prose(row, x_height):
+            break  # a title or a line of body text above the table
         box = union_box([box, *row])
         taken += 1
     return box
@@ -160,11 +167,12 @@ def _headed(above: list[list[BBox]], box: BBox, x_height: float) -> BBox:
 
 def _grow(rows: list[list[BBox]], start: int, x_height: float) -> int:
     """The end (exclusive) of the longest run of lines from `start` that keeps two or more
-    columns, loses none of them, and has no gap between lines wider than `ROW_GAP_XH`. A line
-    of one blob inside a column (a wrapped cell) is let through, but not two in a row, and the
-    run neither starts nor ends with one."""
+    columns, loses none of them, has no line of body text (`_has_prose`) and no gap between lines
+    wider than `ROW_GAP_XH`. A line of one blob that reaches into one column only (a wrapped
+    cell) is let through, but not two in a row, and the run neither starts nor ends with one;
+    a heading between two tables sits across a column's edge and stops the run."""
     gutter, gap = GUTTER_XH * x_height, ROW_GAP_XH * x_height
-    if len(rows[start]) < 2:
+    if len(rows[start]) < 2 or _has_prose(rows[start], x_height):
         return start + 1
     count = len(columns(rows[start : start + 1], gutter))
     end, singles = start + 1, 0
@@ -172,7 +180,7 @@ def _grow(rows: list[list[BBox]], start: int, x_height: float) -> int:
         row = rows[end]
         top = min(b[1] for b in row)
         bottom = max(b[3] for r in rows[start:end] for b in r)
-        if top - bottom > gap:
+        if top - bottom > gap or _has_prose(row, x_height):
             break
         now = len(columns(rows[start : end + 1], gutter))
         if now < MIN_COLUMNS or now < count:
@@ -214,6 +222,19 @@ def _table(rows: list[list[BBox]], x_height: float) -> Region | None:
     if any(_prose(c, m, x_height) for c, m in zip(cols, members)):
         return None
     return Region(union_box(b for r in kept for b in r), len(full), len(cols))
+
+
+def _has_prose(row: list[BBox], x_height: float) -> bool:
+    """A line holding a blob as long as a line of body text: no table row. A line of a page
+    column of body text beside the table (first or last on the line, with two or more blobs
+    left besides it) does not count: `_table` sets that column aside."""
+    long = PROSE_XH * x_height
+    inner = list(row)
+    if len(inner) >= 3 and inner[0][2] - inner[0][0] >= long:
+        inner = inner[1:]
+    if len(inner) >= 3 and inner[-1][2] - inner[-1][0] >= long:
+        inner = inner[:-1]
+    return any(b[2] - b[0] >= long for b in inner)
 
 
 def _prose(col: tuple[float, float], members: list[BBox], x_height: float) -> bool:
