@@ -6,7 +6,7 @@ from __future__ import annotations
 from PIL import Image, ImageDraw, ImageFont
 
 from models.aligned_text import find_aligned
-from worker.core.aligned_text import aligned_regions, reconcile_regions, text_rows
+from worker.core.aligned_text import Region, aligned_regions, reconcile_regions, text_rows
 from worker.core.detections import TableBox
 from worker.core.geometry import iou
 from worker.core.types import BBox
@@ -37,7 +37,7 @@ def test_a_block_of_four_rows_and_three_columns_of_numbers_is_a_table() -> None:
     assert len(regions) == 1
     region = regions[0]
     assert (region.rows, region.columns) == (4, 3)
-    assert region.box == (100, 200, 100 + 60 + 40 + 50 + 40 + 50, 200 + 3 * 30 + 2 * XH)
+    assert region.box == region.core == (100, 200, 100 + 60 + 40 + 50 + 40 + 50, 200 + 3 * 30 + 2 * XH)
 
 
 def test_three_rows_are_too_few_and_a_paragraph_above_is_not_taken_in() -> None:
@@ -81,6 +81,7 @@ def test_a_wrapped_label_and_a_spanning_heading_stay_in_the_table() -> None:
     regions = aligned_regions(heading + table + wrapped + more, XH)
     assert len(regions) == 1
     assert regions[0].box[1] == 70 and regions[0].box[3] == 100 + 8 * 30 + 2 * XH
+    assert regions[0].core is not None and regions[0].core[1] == 100  # the rows, without the heading
 
 
 def test_specks_dots_and_sideways_words_are_not_text() -> None:
@@ -90,15 +91,18 @@ def test_specks_dots_and_sideways_words_are_not_text() -> None:
 
 
 def test_regions_reconciled_with_the_detectors_boxes() -> None:
-    region = (100.0, 100.0, 500.0, 400.0)
+    rows = (100.0, 130.0, 500.0, 400.0)
+    region = Region((100.0, 100.0, 500.0, 400.0), 10, 3, core=rows)  # a heading line above its rows
     covered = [TableBox((90.0, 90.0, 510.0, 410.0), 0.9, False)]
     assert reconcile_regions(covered, [region], 0.5, XH) == (covered, 0, 0)
     elsewhere = [TableBox((100.0, 600.0, 500.0, 800.0), 0.9, False)]
     out, added, widened = reconcile_regions(elsewhere, [region], 0.5, XH)
-    assert (added, widened) == (1, 0) and out[1] == TableBox(region, 0.5, False)
-    cut_short = [TableBox((95.0, 100.0, 505.0, 300.0), 0.9, False)]  # the detector stopped two-thirds down
+    assert (added, widened) == (1, 0) and out[1] == TableBox(region.box, 0.5, False)
+    cut_short = [TableBox((95.0, 125.0, 505.0, 300.0), 0.9, False)]  # the detector stopped two-thirds down
     out, added, widened = reconcile_regions(cut_short, [region], 0.5, XH)
-    assert (added, widened) == (0, 1) and out == [TableBox((95.0, 100.0, 505.0, 400.0), 0.9, False)]
+    assert (added, widened) == (0, 1) and out == [TableBox((95.0, 125.0, 505.0, 400.0), 0.9, False)]
+    short_by_a_line = [TableBox((95.0, 125.0, 505.0, 370.0), 0.9, False)]  # within two rows: left alone
+    assert reconcile_regions(short_by_a_line, [region], 0.5, XH) == (short_by_a_line, 0, 0)
     half = [TableBox((100.0, 250.0, 500.0, 900.0), 0.9, False)]  # overlaps, but mostly lies elsewhere
     assert reconcile_regions(half, [region], 0.5, XH) == (half, 0, 0)
 

@@ -238,7 +238,7 @@ def aligned_tables(
 ) -> None:
     """Third finder on normalised pages, after the ruled grids: regions of aligned text
     (`worker.core.aligned_text`) that no box covers are added, and a box holding only part of
-    one is widened to it. Unruled tables, and rules too faint after a blur, get nothing from
+    one is lengthened to its rows. Unruled tables, and rules too faint after a blur, get nothing from
     the grids; the layout detector lost such tables on blurred scans."""
     s = run.settings
     if not s.normalise.aligned_tables:
@@ -250,9 +250,7 @@ def aligned_tables(
             continue
         regions, x_height = find_aligned(detector_input(image, s))
         if regions:
-            boxes[p], _, _ = reconcile_regions(
-                boxes[p], [r.box for r in regions], run.engine.detection_threshold(s), x_height
-            )
+            boxes[p], _, _ = reconcile_regions(boxes[p], regions, run.engine.detection_threshold(s), x_height)
 
 
 def find_tables(run: Run, page: int, loaded: Page, boxes: list[TableBox]) -> list[FoundTable]:
