@@ -4,7 +4,8 @@ No model: the page is binarised half-way between its paper and its ink (so a blu
 scan binarises like a clean one), long rules and bars are set aside (they join a table's
 cells into one blob), gaps along a row narrower than `CLOSE_XH` x-heights are closed (letters
 join into words, words into phrases; column gutters stay open), and the connected regions
-are the blobs. Everything is in units of the page's x-height (`estimate_x_height`).
+are the blobs, but those touching the page's edge (a scan's dark border, specks cut off).
+Everything is in units of the page's x-height (`estimate_x_height`).
 
 numpy and PIL; plain data out (boxes in the page's pixels).
 """
@@ -49,7 +50,9 @@ def text_blobs(image: Image.Image, x_height: float | None = None) -> tuple[list[
     blank = ~dark
     closed = dark | (blank & ~runs(blank, gap + 1))  # runs of blank shorter than `gap` filled
     boxes = component_boxes(closed)
-    return [(float(x0), float(y0), float(x1), float(y1)) for x0, y0, x1, y1 in boxes.tolist()], xh
+    h, w = closed.shape
+    inner = (boxes[:, 0] > 0) & (boxes[:, 1] > 0) & (boxes[:, 2] < w) & (boxes[:, 3] < h)  # no text touches the edge
+    return [(float(x0), float(y0), float(x1), float(y1)) for x0, y0, x1, y1 in boxes[inner].tolist()], xh
 
 
 def find_aligned(image: Image.Image) -> tuple[list[Region], float]:

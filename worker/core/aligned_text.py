@@ -34,7 +34,7 @@ ROW_GAP_XH = 5.0  # consecutive table rows are at most this far apart (blank pap
 MIN_ROWS = 4  # a table has at least this many rows of two or more cells
 MIN_ROWS_TWO_COLUMNS = 6  # ... and a two-column one (label and number) this many
 MIN_COLUMNS = 2
-MIN_FILL = 0.5  # an outer column with blobs on fewer of the rows than this is specks or a stray mark
+MIN_FILL = 0.3  # an outer column with blobs on fewer of the rows than this is specks or a stray mark
 SHORT_XH = 10.0  # a numbers-like column's blobs are this short (median; a digit is about 1 x-height)
 PROSE_XH = 45.0  # a blob this long is a line of body text (a wide table's labels ran to 42) ...
 PROSE_FILL = 0.7  # ... and fill this share of its width is body text, not a table column
@@ -86,7 +86,7 @@ def _text(b: BBox, x_height: float) -> bool:
         return False
     if MIN_BLOB_XH * x_height <= h <= MAX_BLOB_XH * x_height:
         return True
-    return h < MIN_BLOB_XH * x_height and w >= DASH_XH * x_height and w >= 2.5 * h
+    return h < MIN_BLOB_XH * x_height and w >= DASH_XH * x_height and w >= 1.5 * h
 
 
 def columns(rows: list[list[BBox]], gutter: float) -> list[tuple[float, float]]:
