@@ -714,11 +714,17 @@ class NormaliseSettings(Group):
         "is trimmed off (the detector drew a photocopied table's box twice its width: docs/scans.md)",
     )
     aligned_tables: bool = Field(
+        True,
+        description="third table finder on normalised pages where the detector and the ruled grids found no "
+        "table: regions of aligned text (rows of short blobs with column gutters lining up, no model) are added "
+        "(blur, 4 dev pages: recall 0.75 to 1.00 and 0.375 to 0.875 at two seeds; clean pages unchanged: "
+        "docs/scans.md)",
+    )
+    aligned_tables_all_pages: bool = Field(
         False,
-        description="third table finder on normalised pages: regions of aligned text (rows of short blobs "
-        "with column gutters lining up, no model) that no table box covers are added, and a box holding only "
-        "part of one is lengthened to its rows (blur: recall 0.375-0.75 to 0.875-1.00; off because it added "
-        "3 false tables on 53 clean dev pages: docs/scans.md)",
+        description="with aligned_tables: look on every normalised page, adding regions no box covers and "
+        "lengthening a box that holds part of one (no more recall on dev pages, and 3 false tables on 53 "
+        "clean ones: docs/scans.md)",
     )
     background: bool = Field(
         False, description="divide the page by a smooth estimate of its paper (grey, tinted, unevenly lit pages)"

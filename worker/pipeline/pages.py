@@ -237,9 +237,11 @@ def aligned_tables(
     run: Run, loaded: dict[int, Page], boxes: dict[int, list[TableBox]], results: dict[int, PageResult]
 ) -> None:
     """Third finder on normalised pages, after the ruled grids: regions of aligned text
-    (`worker.core.aligned_text`) that no box covers are added, and a box holding only part of
-    one is lengthened to its rows. Unruled tables, and rules too faint after a blur, get nothing from
-    the grids; the layout detector lost such tables on blurred scans."""
+    (`worker.core.aligned_text`) no box covers are added, on pages where nothing was found
+    (`NORMALISE__ALIGNED_TABLES_ALL_PAGES`: on every page, where a box holding only part of a
+    region is also lengthened to its rows). Unruled tables, and rules too faint after a blur,
+    get nothing from the grids: the layout detector lost whole pages' tables on blurred scans.
+    On every page, it added no recall on dev pages and 3 false tables on 53 clean ones."""
     s = run.settings
     if not s.normalise.aligned_tables:
         return
@@ -247,6 +249,8 @@ def aligned_tables(
 
     for p, (image, _) in loaded.items():
         if results[p].original is None or results[p].transform is None:
+            continue
+        if boxes[p] and not s.normalise.aligned_tables_all_pages:
             continue
         regions, x_height = find_aligned(detector_input(image, s))
         if regions:
