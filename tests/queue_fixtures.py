@@ -191,6 +191,7 @@ def worker_env(
             # the stand-in detector's one table per page is what queue tests count; the ruled-grid
             # finder (tests/test_ruled_tables.py) would add the page's real ruled table beside it
             "TABLESIGHT_NORMALISE__RULED_TABLES": "false",
+            "TABLESIGHT_NORMALISE__ALIGNED_TABLES": "false",  # nor the aligned-text finder its unruled ones
             "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1",
             "PYTHONUNBUFFERED": "1",

@@ -32,8 +32,10 @@ def tiny_model_settings(models: dict[str, Path], **kw) -> Settings:
         "dpi": 100,
         "torch_threads": 1,
         # the stand-in detector's one box per page is what these tests count: the ruled-grid finder
-        # (tests/test_ruled_tables.py, tests/test_scans.py) would add the page's real table beside it
+        # (tests/test_ruled_tables.py, tests/test_scans.py) would add the page's real table beside it,
+        # and so would the aligned-text finder (tests/test_aligned_text.py)
         "normalise_ruled_tables": False,
+        "normalise_aligned_tables": False,
     }
     return Settings(**{**base, **kw})
 
@@ -141,6 +143,7 @@ def test_bad_inputs_fail_one_by_one_and_the_rest_completes(tiny_models, scanned_
         "TABLESIGHT_DEVICE": "cpu",
         "TABLESIGHT_MAX_PAGE_PIXELS": "20000000",
         "TABLESIGHT_NORMALISE__RULED_TABLES": "false",  # as in tiny_model_settings
+        "TABLESIGHT_NORMALISE__ALIGNED_TABLES": "false",
     }
     files = [str(b.path) for b in bad.values()] + [str(scanned_pdf)]
     proc = subprocess.run(

@@ -713,6 +713,19 @@ class NormaliseSettings(Group):
         description="with ruled_tables: blank paper between a table box's edges and the one ruled grid it holds "
         "is trimmed off (the detector drew a photocopied table's box twice its width: docs/scans.md)",
     )
+    aligned_tables: bool = Field(
+        True,
+        description="third table finder on normalised pages where the detector and the ruled grids found no "
+        "table: regions of aligned text (rows of short blobs with column gutters lining up, no model) are added "
+        "(blur, 4 dev pages: recall 0.75 to 1.00 and 0.375 to 0.875 at two seeds; clean pages unchanged: "
+        "docs/scans.md)",
+    )
+    aligned_tables_all_pages: bool = Field(
+        False,
+        description="with aligned_tables: look on every normalised page, adding regions no box covers and "
+        "lengthening a box that holds part of one (no more recall on dev pages, and 3 false tables on 53 "
+        "clean ones: docs/scans.md)",
+    )
     background: bool = Field(
         False, description="divide the page by a smooth estimate of its paper (grey, tinted, unevenly lit pages)"
     )

@@ -1,0 +1,132 @@
+"""Unruled tables found as aligned text (worker.core.aligned_text, models.aligned_text): the pure
+rules on synthetic blob lists, and one drawn page of each kind (a numeric table, prose)."""
+
+from __future__ import annotations
+
+from PIL import Image, ImageDraw, ImageFont
+
+from models.aligned_text import find_aligned
+from worker.core.aligned_text import Region, aligned_regions, reconcile_regions, text_rows
+from worker.core.detections import TableBox
+from worker.core.geometry import iou
+from worker.core.types import BBox
+
+XH = 10.0  # x-height of the synthetic blobs; a text line is 2 x-heights high
+
+
+def _grid(
+    x0: float, y0: float, rows: int, widths: list[float], gutter: float = 40.0, pitch: float = 30.0
+) -> list[BBox]:
+    """Blobs of a table: `rows` lines, one blob per column of the given widths."""
+    blobs = []
+    for r in range(rows):
+        x = x0
+        for w in widths:
+            blobs.append((x, y0 + r * pitch, x + w, y0 + r * pitch + 2 * XH))
+            x += w + gutter
+    return blobs
+
+
+def _prose(x0: float, y0: float, lines: int, width: float, pitch: float = 24.0) -> list[BBox]:
+    return [(x0, y0 + i * pitch, x0 + width, y0 + i * pitch + 2 * XH) for i in range(lines)]
+
+
+def test_a_block_of_four_rows_and_three_columns_of_numbers_is_a_table() -> None:
+    blobs = _grid(100, 200, rows=4, widths=[60, 50, 50])
+    regions = aligned_regions(blobs, XH)
+    assert len(regions) == 1
+    region = regions[0]
+    assert (region.rows, region.columns) == (4, 3)
+    assert region.box == region.core == (100, 200, 100 + 60 + 40 + 50 + 40 + 50, 200 + 3 * 30 + 2 * XH)
+
+
+def test_three_rows_are_too_few_and_a_paragraph_above_is_not_taken_in() -> None:
+    assert aligned_regions(_grid(100, 200, rows=3, widths=[60, 50, 50]), XH) == []
+    table = _grid(100, 300, rows=5, widths=[120, 50, 50])
+    above = _prose(100, 150, 4, 300)  # body text ending 3 x-heights above the table
+    regions = aligned_regions(above + table, XH)
+    assert len(regions) == 1 and regions[0].box[1] == 300
+
+
+def test_two_column_body_text_is_not_a_table() -> None:
+    left = _prose(100, 100, 30, 460)
+    right = _prose(600, 100, 30, 460)  # one gutter, long lines either side
+    ragged = [(b[0], b[1], b[2] - (i % 5) * 30, b[3]) for i, b in enumerate(left + right)]
+    assert aligned_regions(left + right, XH) == []
+    assert aligned_regions(ragged, XH) == []
+
+
+def test_a_list_and_a_two_column_label_table_of_few_rows_are_not_tables() -> None:
+    bullets = _grid(100, 100, rows=8, widths=[15, 300])  # "1." and a line of text: short on the left
+    assert aligned_regions(bullets, XH) == []
+    labels = _grid(100, 100, rows=4, widths=[150, 50])  # label and number, only four rows
+    assert aligned_regions(labels, XH) == []
+    assert len(aligned_regions(_grid(100, 100, rows=7, widths=[150, 50]), XH)) == 1
+
+
+def test_a_table_beside_a_page_column_of_prose_keeps_only_the_table() -> None:
+    table = _grid(100, 100, rows=6, widths=[80, 40, 40], pitch=24.0)
+    prose = _prose(500, 100, 6, 500)  # lines on the same rows, one per row, 50 x-heights long
+    regions = aligned_regions(table + prose, XH)
+    assert len(regions) == 1
+    assert regions[0].box[2] == 100 + 80 + 40 + 40 + 40 + 40
+    assert regions[0].columns == 3
+
+
+def test_a_wrapped_label_and_a_spanning_heading_stay_in_the_table() -> None:
+    heading = [(290, 70, 400, 70 + 2 * XH)]  # over the two number columns
+    table = _grid(100, 100, rows=6, widths=[120, 50, 50])
+    wrapped = [(100, 100 + 6 * 30, 180, 100 + 6 * 30 + 2 * XH)]  # a label's second line
+    more = _grid(100, 100 + 7 * 30, rows=2, widths=[120, 50, 50])
+    regions = aligned_regions(heading + table + wrapped + more, XH)
+    assert len(regions) == 1
+    assert regions[0].box[1] == 70 and regions[0].box[3] == 100 + 8 * 30 + 2 * XH
+    assert regions[0].core is not None and regions[0].core[1] == 100  # the rows, without the heading
+
+
+def test_specks_dots_and_sideways_words_are_not_text() -> None:
+    blobs = [(0, 0, 3, 3), (10, 0, 16, 2), (20, 0, 35, 60), (40, 0, 80, 20)]
+    rows = text_rows(blobs, XH)
+    assert rows == [[(10, 0, 16, 2)], [(40, 0, 80, 20)]] or rows == [[(10, 0, 16, 2), (40, 0, 80, 20)]]
+
+
+def test_regions_reconciled_with_the_detectors_boxes() -> None:
+    rows = (100.0, 130.0, 500.0, 400.0)
+    region = Region((100.0, 100.0, 500.0, 400.0), 10, 3, core=rows)  # a heading line above its rows
+    covered = [TableBox((90.0, 90.0, 510.0, 410.0), 0.9, False)]
+    assert reconcile_regions(covered, [region], 0.5, XH) == (covered, 0, 0)
+    elsewhere = [TableBox((100.0, 600.0, 500.0, 800.0), 0.9, False)]
+    out, added, widened = reconcile_regions(elsewhere, [region], 0.5, XH)
+    assert (added, widened) == (1, 0) and out[1] == TableBox(region.box, 0.5, False)
+    cut_short = [TableBox((95.0, 125.0, 505.0, 300.0), 0.9, False)]  # the detector stopped two-thirds down
+    out, added, widened = reconcile_regions(cut_short, [region], 0.5, XH)
+    assert (added, widened) == (0, 1) and out == [TableBox((95.0, 125.0, 505.0, 400.0), 0.9, False)]
+    short_by_a_line = [TableBox((95.0, 125.0, 505.0, 370.0), 0.9, False)]  # within two rows: left alone
+    assert reconcile_regions(short_by_a_line, [region], 0.5, XH) == (short_by_a_line, 0, 0)
+    half = [TableBox((100.0, 250.0, 500.0, 900.0), 0.9, False)]  # overlaps, but mostly lies elsewhere
+    assert reconcile_regions(half, [region], 0.5, XH) == (half, 0, 0)
+
+
+def _drawn(lines: list[str], x0: int = 120, y0: int = 200, pitch: int = 34) -> Image.Image:
+    page = Image.new("L", (1190, 1684), 255)
+    draw = ImageDraw.Draw(page)
+    font = ImageFont.load_default(size=20)
+    for i, line in enumerate(lines):
+        for text, x in zip(line.split("|"), (0, 330, 500, 670)):
+            draw.text((x0 + x, y0 + i * pitch), text.strip(), fill=0, font=font)
+    return page
+
+
+def test_a_drawn_unruled_numeric_table_is_found_and_a_page_of_prose_is_not() -> None:
+    rows = ["Region | 2007 | 2008 | 2009"] + [
+        f"{name} | {3 * i + 12}.{i} | {1000 + 37 * i:,} | {i + 1}.5"
+        for i, name in enumerate(["North East", "North West", "Yorkshire", "East Midlands", "London", "South West"])
+    ]
+    page = _drawn(rows)
+    regions, x_height = find_aligned(page)
+    assert 6 <= x_height <= 14
+    assert len(regions) == 1
+    assert regions[0].columns == 4 and regions[0].rows == 7
+    assert iou(regions[0].box, (120, 200, 120 + 670 + 60, 200 + 6 * 34 + 20)) > 0.7
+    prose = "The layout detector reads tables by their look, and on a blurred scan it loses some of them"
+    assert find_aligned(_drawn([prose] * 20, pitch=28))[0] == []
