@@ -714,11 +714,11 @@ class NormaliseSettings(Group):
         "is trimmed off (the detector drew a photocopied table's box twice its width: docs/scans.md)",
     )
     aligned_tables: bool = Field(
-        True,
+        False,
         description="third table finder on normalised pages where the detector and the ruled grids found no "
-        "table: regions of aligned text (rows of short blobs with column gutters lining up, no model) are added "
-        "(blur, 4 dev pages: recall 0.75 to 1.00 and 0.375 to 0.875 at two seeds; clean pages unchanged: "
-        "docs/scans.md)",
+        "table: regions of aligned text (rows of short blobs with column gutters lining up, no model) are added. "
+        "Off: on 56 dev pages that hold no table it proposed 15 regions on 12 (charts' axis labels and legends); "
+        "on blur it found the tables the detector lost before pages were sharpened (docs/scans.md)",
     )
     aligned_tables_all_pages: bool = Field(
         False,
