@@ -6,7 +6,9 @@ from __future__ import annotations
 from PIL import Image
 
 from worker.core.captions import PAGE_MARGIN, Context, capture_context
+from worker.core.strip_lines import strip_lines_to_read
 from worker.core.types import BBox, Word
+from worker.engines.ocr import LineReader, line_reader
 from worker.pipeline.run import Run
 
 
@@ -24,13 +26,14 @@ def table_context(run: Run, bbox: BBox, image: Image.Image, words: list[Word], t
             caption_max_lines=s.context.caption_max_lines,
             notes_max_lines=s.context.notes_max_lines,
         )
-    top, bottom, found = _strip_words(run, bbox, image)
+    top, bottom, found, unread = _strip_words(run, bbox, image, tables)
     return capture_context(
         found,
         bbox,
         size,
         other_tables=tables,
         seen=(top, bottom),
+        unread=unread,
         max_gap=s.context.max_gap,
         caption_max_lines=s.context.caption_max_lines,
         notes_max_lines=s.context.notes_max_lines,
@@ -81,14 +84,74 @@ def context_from_words(
     )
 
 
-def _strip_words(run: Run, bbox: BBox, image: Image.Image) -> tuple[int, int, list[Word]]:
-    """OCR of the page strips above and below the table, in page pixels; the rows covered."""
+def _strip_words(
+    run: Run, bbox: BBox, image: Image.Image, tables: list[BBox]
+) -> tuple[int, int, list[Word], list[BBox]]:
+    """OCR of the page strips above and below the table, in page pixels: the rows covered, the
+    words read, and the boxes of lines seen and not read (an engine that finds lines first reads
+    only those the caption step can use: worker.core.strip_lines)."""
     x0, top, x1, bottom = strip_box(run, bbox, image.size)
+    reader = _line_reader(run)
     found: list[Word] = []
+    unread: list[BBox] = []
     for y0, y1 in ((top, int(bbox[1])), (int(bbox[3] + 1), bottom)):
         if y1 - y0 >= 8 and x1 - x0 >= 8:
+            strip = image.crop((x0, y0, x1, y1))
+            seen: list[BBox] = []
+            if reader is None:
+                words = run.stages.ocr(strip)
+            else:
+                words, seen = _nearest_lines(run, reader, strip, (x0, y0), bbox, tables, above=y1 <= bbox[1])
             found += [
                 Word(wd.text, (wd.bbox[0] + x0, wd.bbox[1] + y0, wd.bbox[2] + x0, wd.bbox[3] + y0), wd.confidence)
-                for wd in run.stages.ocr(image.crop((x0, y0, x1, y1)))
+                for wd in words
             ]
-    return top, bottom, found
+            unread += [(b[0] + x0, b[1] + y0, b[2] + x0, b[3] + y0) for b in seen]
+    return top, bottom, found, unread
+
+
+def _line_reader(run: Run) -> LineReader | None:
+    """The OCR engine as a line reader, when `stages.ocr` is its own `read` (not a test's reader)."""
+    engine = run.stages.ocr_engine
+    if engine is None or getattr(run.stages.ocr, "__self__", None) is not engine:
+        return None
+    return line_reader(engine)
+
+
+def _nearest_lines(
+    run: Run,
+    reader: LineReader,
+    strip: Image.Image,
+    origin: tuple[int, int],
+    bbox: BBox,
+    tables: list[BBox],
+    *,
+    above: bool,
+) -> tuple[list[Word], list[BBox]]:
+    """The words of the strip's lines the caption step can use, and the boxes of the rest (strip
+    pixels). A line read as nothing (below the score floor) does not count: the choice is made
+    again without it, so the next line is read in its place."""
+    s = run.settings.context
+    found = reader.detect_lines(strip)
+    ox, oy = origin
+    page_boxes: list[BBox] = [(b[0] + ox, b[1] + oy, b[2] + ox, b[3] + oy) for b in found.boxes]
+    alive = list(range(len(page_boxes)))
+    words: dict[int, list[Word]] = {}
+    while True:
+        chosen = strip_lines_to_read(
+            [page_boxes[i] for i in alive],
+            bbox,
+            above=above,
+            max_lines=s.caption_max_lines if above else s.notes_max_lines,
+            max_gap=s.max_gap,
+            other_tables=tables,
+        )
+        todo = [alive[k] for k in chosen if alive[k] not in words]
+        if not todo:
+            break
+        for i, line in zip(todo, reader.read_lines(found, todo)):
+            words[i] = line
+            if not line:
+                alive.remove(i)
+    read = [w for i in sorted(words) for w in words[i]]
+    return read, [found.boxes[i] for i in alive if i not in words]
