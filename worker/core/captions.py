@@ -180,8 +180,9 @@ def capture_context(
     seen: the vertical range of the page the words cover (None: the whole page, as with a
     text layer); margin: the share of the page height at top and bottom that holds running
     heads and page numbers, ignored when judging whether the page beyond is clear; unread: boxes
-    of text lines seen but not read (worker.core.strip_lines): they end or lengthen a block and
-    make the page beyond not clear, as read lines do, but are never caption or note text.
+    of text lines seen but not read (worker.core.strip_lines), as tall as their ink: they weigh in
+    the line height, end or lengthen a block and make the page beyond not clear, as read lines
+    do, but are never caption or note text.
     """
     width, height = page_size
     others = [b for b in other_tables or [] if b != tuple(table)]
@@ -189,12 +190,12 @@ def capture_context(
     x_hi = table[2] + 0.05 * width
     outside = [w for w in words if w.text.strip() and not _inside(w, table) and not any(_inside(w, b) for b in others)]
     lines = [ln for ln in group_lines(outside) if ln.bbox[2] > x_lo and ln.bbox[0] < x_hi]
-    heights = [ln.height for ln in lines] or [w.bbox[3] - w.bbox[1] for w in words] or [height * 0.01]
     lines += [
         Line("", (b[0], b[1], b[2], b[3]), b[3] - b[1])
         for b in unread
         if b[2] > x_lo and b[0] < x_hi and not any(_centre_in(b, o) for o in others)
     ]
+    heights = [ln.height for ln in lines] or [w.bbox[3] - w.bbox[1] for w in words] or [height * 0.01]
     line_h = max(1.0, statistics.median(heights))
     above = sorted((ln for ln in lines if ln.bbox[3] <= table[1] + 0.5 * ln.height), key=lambda ln: -ln.bbox[3])
     below = sorted((ln for ln in lines if ln.bbox[1] >= table[3] - 0.5 * ln.height), key=lambda ln: ln.bbox[1])

@@ -3,6 +3,8 @@ above and below the table (a full-page OCR per page would cost more than the tab
 
 from __future__ import annotations
 
+import statistics
+
 from PIL import Image
 
 from worker.core.captions import PAGE_MARGIN, Context, capture_context
@@ -94,6 +96,7 @@ def _strip_words(
     reader = _line_reader(run)
     found: list[Word] = []
     unread: list[BBox] = []
+    ratios: list[float] = []
     for y0, y1 in ((top, int(bbox[1])), (int(bbox[3] + 1), bottom)):
         if y1 - y0 >= 8 and x1 - x0 >= 8:
             strip = image.crop((x0, y0, x1, y1))
@@ -101,12 +104,20 @@ def _strip_words(
             if reader is None:
                 words = run.stages.ocr(strip)
             else:
-                words, seen = _nearest_lines(run, reader, strip, (x0, y0), bbox, tables, above=y1 <= bbox[1])
+                words, seen, inked = _nearest_lines(run, reader, strip, (x0, y0), bbox, tables, above=y1 <= bbox[1])
+                ratios += inked
             found += [
                 Word(wd.text, (wd.bbox[0] + x0, wd.bbox[1] + y0, wd.bbox[2] + x0, wd.bbox[3] + y0), wd.confidence)
                 for wd in words
             ]
             unread += [(b[0] + x0, b[1] + y0, b[2] + x0, b[3] + y0) for b in seen]
+    # the finder's boxes are taller than the words' ink: unread lines are given the ink height the
+    # read ones have for their box, so that they weigh in the line height as if read
+    k = statistics.median(ratios) if ratios else 1.0
+    unread = [
+        (b[0], (b[1] + b[3]) / 2 - k * (b[3] - b[1]) / 2, b[2], (b[1] + b[3]) / 2 + k * (b[3] - b[1]) / 2)
+        for b in unread
+    ]
     return top, bottom, found, unread
 
 
@@ -127,10 +138,11 @@ def _nearest_lines(
     tables: list[BBox],
     *,
     above: bool,
-) -> tuple[list[Word], list[BBox]]:
-    """The words of the strip's lines the caption step can use, and the boxes of the rest (strip
-    pixels). A line read as nothing (below the score floor) does not count: the choice is made
-    again without it, so the next line is read in its place."""
+) -> tuple[list[Word], list[BBox], list[float]]:
+    """The words of the strip's lines the caption step can use, the boxes of the rest (strip
+    pixels), and per line read its words' median height over its box's. A line read as nothing
+    (below the score floor) does not count: the choice is made again without it, so the next line
+    is read in its place."""
     s = run.settings.context
     found = reader.detect_lines(strip)
     ox, oy = origin
@@ -154,4 +166,9 @@ def _nearest_lines(
             if not line:
                 alive.remove(i)
     read = [w for i in sorted(words) for w in words[i]]
-    return read, [found.boxes[i] for i in alive if i not in words]
+    inked = [
+        statistics.median(w.bbox[3] - w.bbox[1] for w in words[i]) / max(1, found.boxes[i][3] - found.boxes[i][1])
+        for i in words
+        if words[i]
+    ]
+    return read, [found.boxes[i] for i in alive if i not in words], inked
