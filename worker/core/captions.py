@@ -190,11 +190,12 @@ def capture_context(
     x_hi = table[2] + 0.05 * width
     outside = [w for w in words if w.text.strip() and not _inside(w, table) and not any(_inside(w, b) for b in others)]
     lines = [ln for ln in group_lines(outside) if ln.bbox[2] > x_lo and ln.bbox[0] < x_hi]
-    lines += [
-        Line("", (b[0], b[1], b[2], b[3]), b[3] - b[1])
+    blanks = [
+        Word("\u2022", (b[0], b[1], b[2], b[3]))
         for b in unread
         if b[2] > x_lo and b[0] < x_hi and not any(_centre_in(b, o) for o in others)
-    ]
+    ]  # grouped into lines as words are (one line a row unless a wide gap parts it), then blanked
+    lines += [Line("", ln.bbox, ln.height) for ln in group_lines(blanks)] if blanks else []
     heights = [ln.height for ln in lines] or [w.bbox[3] - w.bbox[1] for w in words] or [height * 0.01]
     line_h = max(1.0, statistics.median(heights))
     above = sorted((ln for ln in lines if ln.bbox[3] <= table[1] + 0.5 * ln.height), key=lambda ln: -ln.bbox[3])
