@@ -102,3 +102,10 @@ def test_ppocr_reads_only_the_caption_and_note_lines_and_finds_the_same_context(
 @pytest.mark.parametrize("max_lines", [0])
 def test_no_lines_are_read_when_captions_are_capped_at_zero(max_lines: int) -> None:
     assert strip_lines_to_read([box(282)], TABLE, above=True, max_lines=max_lines, max_gap=2.5) == []
+
+
+def test_only_an_engine_that_finds_lines_first_is_a_line_reader() -> None:
+    from worker.engines.ocr import line_reader, load_ocr_engine
+
+    settings = Settings(_env_file=None, ocr={"engine": "tesseract"})
+    assert line_reader(load_ocr_engine(settings.ocr, 144, settings.models)) is None  # reads whole strips
