@@ -97,24 +97,14 @@ class TextRecogniser:
         """Read each (h, w, 3) uint8 line crop; results in the order of `crops`."""
         cfg = self.config
         widths = [self._resized_width(c) for c in crops]
-        order = sorted(range(len(crops)), key=lambda i: widths[i])
         out: list[LineRead | None] = [None] * len(crops)
-        start = 0
-        while start < len(order):
-            end = start + 1
-            while (
-                end < len(order)
-                and end - start < cfg.batch_size
-                and widths[order[end]] <= cfg.max_pad * max(widths[order[start]], HEIGHT)
-            ):
-                end += 1
-            batch = order[start:end]
-            last = end >= len(order)  # the widest batch: the arena is shrunk after it, once per read
+        plan = batch_plan(widths, cfg.batch_size, cfg.max_pad)
+        for n, batch in enumerate(plan):
+            last = n == len(plan) - 1  # the widest batch: the arena is shrunk after it, once per read
             probs = self._run([crops[i] for i in batch], [widths[i] for i in batch], shrink=last)
             for row, i in enumerate(batch):
                 frames = math.ceil(widths[i] / FRAME_PX)
                 out[i] = LineRead(self._decode(probs[row, :frames]), frame_px=crops[i].shape[1] / widths[i] * FRAME_PX)
-            start = end
         return [r for r in out if r is not None]
 
     def _resized_width(self, crop: np.ndarray) -> int:
@@ -145,6 +135,28 @@ class TextRecogniser:
                 glyphs.append(Glyph(self.characters[cls], float(conf[first : t + 1].max()), first, t))
             t += 1
         return tuple(glyphs)
+
+
+def batch_plan(widths: list[int], batch_size: int, max_pad: float) -> list[list[int]]:
+    """The lines' indices in model calls: sorted by resized width, narrowest first, a call cut
+    after `batch_size` lines or where a line is wider than `max_pad` times the call's first
+    (at least HEIGHT) would pad the others by too much. Every index appears once."""
+    order = sorted(range(len(widths)), key=lambda i: widths[i])
+    plan: list[list[int]] = []
+    for i in order:
+        if plan and len(plan[-1]) < batch_size and widths[i] <= max_pad * max(widths[plan[-1][0]], HEIGHT):
+            plan[-1].append(i)
+        else:
+            plan.append([i])
+    return plan
+
+
+def padded_pixels(widths: list[int], plan: list[list[int]]) -> tuple[int, int]:
+    """(real, padded) input columns of `plan`: each call is as wide as its widest line, rounded up
+    to a frame. Padding is work the model does on zeros (docs/speed.md, Round 7)."""
+    real = sum(widths)
+    padded = sum(len(b) * math.ceil(max(widths[i] for i in b) / FRAME_PX) * FRAME_PX for b in plan)
+    return real, padded
 
 
 def _keep_classes(model: Any, n_classes: int, keep: list[int]) -> None:
