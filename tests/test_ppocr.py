@@ -203,3 +203,31 @@ def test_demo_sample_through_embedded_and_ppocr_has_its_cells_in_place(demo_run)
     assert not wrong_numbers  # the Total row's 2,335 (tesseract: 2,535) and every other number
     texts = {c["text"] for r in records for c in r["grid"]["cells"]}
     assert {"2,335", "Q1", "35.5%", "1,204"} <= texts and "Ql" not in texts
+
+
+@needs_weights
+def test_pruned_recogniser_is_kept_beside_its_weights_and_reads_the_same(tmp_path, engine) -> None:
+    """The CJK-free head is pruned once per weights file (models.ppocr.recognise._latin_model);
+    a second start opens the kept file, and a folder that cannot keep it prunes in memory instead."""
+    import shutil
+
+    from models.embedded.weights import PPOCR_REC
+    from models.ppocr.recognise import TextRecogniser
+
+    source = shutil.copy(locate(PPOCR_REC, FOLDER), tmp_path / "rec.onnx")
+    first = TextRecogniser(Path(source), threads=1)
+    kept = sorted(p.name for p in tmp_path.glob("rec.latin-*.onnx"))
+    assert len(kept) == 1
+    second = TextRecogniser(Path(source), threads=1)
+    assert first.characters == second.characters == engine.recogniser.characters
+    image, _ = _line(["Total", "1,234.5"])
+    crop = np.repeat(np.asarray(image.convert("L"))[:, :, None], 3, axis=2)
+    assert second.read([crop])[0].text == first.read([crop])[0].text == engine.recogniser.read([crop])[0].text
+    assert "1,234.5" in second.read([crop])[0].text
+
+    # a folder that refuses the file (here: a directory in its place) leaves the pruning in memory
+    (tmp_path / kept[0]).unlink()
+    (tmp_path / kept[0]).mkdir()
+    third = TextRecogniser(Path(source), threads=1)
+    assert third.characters == first.characters
+    assert (tmp_path / kept[0]).is_dir() and not list(tmp_path.glob("*.part"))

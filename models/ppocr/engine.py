@@ -8,6 +8,7 @@ flags and stores cannot tell the engines apart except by what they read.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,16 @@ class Timings:
         self.lines = self.calls = 0
 
 
+@dataclass(frozen=True)
+class DetectedLines:
+    """One image's text lines, found and not yet read: the prepared pixels (grey and its
+    3-channel copy, ruling lines erased) and each line's box (x0, y0, x1, y1) in its pixels."""
+
+    grey: np.ndarray
+    rgb: np.ndarray
+    boxes: list[tuple[int, int, int, int]]
+
+
 @dataclass
 class PpOcr:
     """Detector + recogniser; `min_score` drops lines read with a lower mean probability
@@ -53,6 +64,12 @@ class PpOcr:
 
     def read(self, image: Image.Image, *, offset: tuple[float, float] = (0, 0)) -> list[Word]:
         """Words of `image`, boxes shifted by `offset`, top to bottom, left to right."""
+        found = self.detect_lines(image)
+        return [w for line in self.read_lines(found, range(len(found.boxes)), offset=offset) for w in line]
+
+    def detect_lines(self, image: Image.Image) -> DetectedLines:
+        """The text lines of `image` found (ruling lines erased first), not yet read: the caller
+        may read only some of them (`read_lines`), e.g. the caption step the lines nearest a table."""
         grey_image = image.convert("L")
         if self.rule_min_px is not None:
             from models.ocr import erase_rules
@@ -62,27 +79,35 @@ class PpOcr:
         rgb = np.repeat(grey[:, :, None], 3, axis=2)
         started = time.perf_counter()
         boxes = self.detector.detect(rgb)
-        detected = time.perf_counter()
-        crops, kept = [], []
+        self.timings.detect += time.perf_counter() - started
+        self.timings.calls += 1
+        kept = []
         for box in boxes:
             x0, y0, x1, y1 = _pixels(box, grey.shape)
             if x1 - x0 >= 2 and y1 - y0 >= 2:
-                crops.append(rgb[y0:y1, x0:x1])
                 kept.append((x0, y0, x1, y1))
-        reads = self.recogniser.read(crops) if crops else []
-        self.timings.detect += detected - started
-        self.timings.recognise += time.perf_counter() - detected
-        self.timings.lines += len(crops)
-        self.timings.calls += 1
+        return DetectedLines(grey, rgb, kept)
+
+    def read_lines(
+        self, found: DetectedLines, indices: Iterable[int], *, offset: tuple[float, float] = (0, 0)
+    ) -> list[list[Word]]:
+        """The words of the lines `indices` of `found` (one list per index, empty for a line read
+        below `min_score`), boxes shifted by `offset`; the lines are recognised in one batched call."""
+        chosen = [found.boxes[i] for i in indices]
+        started = time.perf_counter()
+        reads = self.recogniser.read([found.rgb[y0:y1, x0:x1] for x0, y0, x1, y1 in chosen]) if chosen else []
+        self.timings.recognise += time.perf_counter() - started
+        self.timings.lines += len(chosen)
         dx, dy = offset
-        words = []
-        for (x0, y0, x1, y1), read in zip(kept, reads):
-            if read.score < self.min_score:
-                continue
-            for text, (a, b, c, d), conf in line_words(read, (x0, y0, x1, y1), grey[y0:y1, x0:x1]):
-                bbox = (round(a + dx, 2), round(b + dy, 2), round(c + dx, 2), round(d + dy, 2))
-                words.append(Word(text, bbox, round(conf, 4)))
-        return words
+        out: list[list[Word]] = []
+        for (x0, y0, x1, y1), read in zip(chosen, reads):
+            words: list[Word] = []
+            if read.score >= self.min_score:
+                for text, (a, b, c, d), conf in line_words(read, (x0, y0, x1, y1), found.grey[y0:y1, x0:x1]):
+                    bbox = (round(a + dx, 2), round(b + dy, 2), round(c + dx, 2), round(d + dy, 2))
+                    words.append(Word(text, bbox, round(conf, 4)))
+            out.append(words)
+        return out
 
 
 def _pixels(box: TextBox, shape: tuple[int, ...]) -> tuple[int, int, int, int]:

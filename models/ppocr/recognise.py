@@ -16,6 +16,7 @@ pad the others by more than `max_pad`).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,21 +76,16 @@ class TextRecogniser:
     def __init__(
         self, path: Path, threads: int = 0, device: str = "cpu", config: RecogniseConfig | None = None
     ) -> None:
-        import onnx
-
         from models.embedded.session import open_session, run
 
         self.config = config or RecogniseConfig()
-        model = onnx.load(str(path))
-        meta = {p.key: p.value for p in model.metadata_props}
+        model = path if self.config.cjk else _latin_model(path)
+        self.session = open_session(model, threads=threads, device=device)
+        meta = self.session.get_modelmeta().custom_metadata_map
         if "character" not in meta:
             raise ValueError(f"{path} carries no character list in its metadata")
         characters = ["", *meta["character"].split("\n"), " "]
-        keep = [i for i, c in enumerate(characters) if i == BLANK or self.config.cjk or ord(c[:1] or " ") < CJK_START]
-        if len(keep) < len(characters):
-            _keep_classes(model, len(characters), keep)
-        self.characters = [characters[i] for i in keep]  # index = the (pruned) model's class
-        self.session = open_session(model.SerializeToString(), threads=threads, device=device)
+        self.characters = [characters[i] for i in _classes(meta["character"], self.config.cjk)]  # by model class
         self.input_name = self.session.get_inputs()[0].name
         self._call = run  # shrinks the CPU arena after a read's last call (models.embedded.session)
 
@@ -97,24 +93,14 @@ class TextRecogniser:
         """Read each (h, w, 3) uint8 line crop; results in the order of `crops`."""
         cfg = self.config
         widths = [self._resized_width(c) for c in crops]
-        order = sorted(range(len(crops)), key=lambda i: widths[i])
         out: list[LineRead | None] = [None] * len(crops)
-        start = 0
-        while start < len(order):
-            end = start + 1
-            while (
-                end < len(order)
-                and end - start < cfg.batch_size
-                and widths[order[end]] <= cfg.max_pad * max(widths[order[start]], HEIGHT)
-            ):
-                end += 1
-            batch = order[start:end]
-            last = end >= len(order)  # the widest batch: the arena is shrunk after it, once per read
+        plan = batch_plan(widths, cfg.batch_size, cfg.max_pad)
+        for n, batch in enumerate(plan):
+            last = n == len(plan) - 1  # the widest batch: the arena is shrunk after it, once per read
             probs = self._run([crops[i] for i in batch], [widths[i] for i in batch], shrink=last)
             for row, i in enumerate(batch):
                 frames = math.ceil(widths[i] / FRAME_PX)
                 out[i] = LineRead(self._decode(probs[row, :frames]), frame_px=crops[i].shape[1] / widths[i] * FRAME_PX)
-            start = end
         return [r for r in out if r is not None]
 
     def _resized_width(self, crop: np.ndarray) -> int:
@@ -145,6 +131,66 @@ class TextRecogniser:
                 glyphs.append(Glyph(self.characters[cls], float(conf[first : t + 1].max()), first, t))
             t += 1
         return tuple(glyphs)
+
+
+def batch_plan(widths: list[int], batch_size: int, max_pad: float) -> list[list[int]]:
+    """The lines' indices in model calls: sorted by resized width, narrowest first, a call cut
+    after `batch_size` lines or where a line is wider than `max_pad` times the call's first
+    (at least HEIGHT) would pad the others by too much. Every index appears once."""
+    order = sorted(range(len(widths)), key=lambda i: widths[i])
+    plan: list[list[int]] = []
+    for i in order:
+        if plan and len(plan[-1]) < batch_size and widths[i] <= max_pad * max(widths[plan[-1][0]], HEIGHT):
+            plan[-1].append(i)
+        else:
+            plan.append([i])
+    return plan
+
+
+def padded_pixels(widths: list[int], plan: list[list[int]]) -> tuple[int, int]:
+    """(real, padded) input columns of `plan`: each call is as wide as its widest line, rounded up
+    to a frame. Padding is work the model does on zeros (docs/speed.md, Round 7)."""
+    real = sum(widths)
+    padded = sum(len(b) * math.ceil(max(widths[i] for i in b) / FRAME_PX) * FRAME_PX for b in plan)
+    return real, padded
+
+
+def _classes(listed: str, cjk: bool) -> list[int]:
+    """The model classes decoded, from its `character` metadata: all, or none in the CJK blocks."""
+    characters = ["", *listed.split("\n"), " "]
+    return [i for i, c in enumerate(characters) if i == BLANK or cjk or ord(c[:1] or " ") < CJK_START]
+
+
+def _latin_model(path: Path) -> Path | bytes:
+    """The recogniser with its CTC head cut to the non-CJK classes (`_keep_classes`), as a file
+    beside `path` named for its source's sha256: pruning needs the `onnx` package, whose import
+    alone costs a process ~1.5 s of CPU, so it is done once per weights file, not per start
+    (docs/speed.md, Round 7). Where the folder is read-only, the pruned model stays in memory."""
+    import hashlib
+
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    cached = path.with_name(f"{path.stem}.latin-{digest}{path.suffix}")
+    if cached.is_file():
+        return cached
+    import onnx
+
+    model = onnx.load(str(path))
+    meta = {p.key: p.value for p in model.metadata_props}
+    if "character" not in meta:
+        return path  # the caller names the missing list
+    keep = _classes(meta["character"], cjk=False)
+    n_classes = len(meta["character"].split("\n")) + 2
+    if len(keep) == n_classes:
+        return path
+    _keep_classes(model, n_classes, keep)
+    data = model.SerializeToString()
+    partial = cached.with_name(f"{cached.name}.{os.getpid()}.part")
+    try:
+        partial.write_bytes(data)
+        os.replace(partial, cached)  # atomic: a concurrent start reads the whole file or none
+    except OSError:
+        partial.unlink(missing_ok=True)
+    return data
 
 
 def _keep_classes(model: Any, n_classes: int, keep: list[int]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,6 +137,16 @@ def _until_table(lines: list[Line], edges: list[float], pos: Any, direction: int
     return lines
 
 
+def _centre_in(box: BBox, other: BBox) -> bool:
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return other[0] <= cx <= other[2] and other[1] <= cy <= other[3]
+
+
+def _read_part(lines: list[Line]) -> list[Line]:
+    """The lines up to the first unread one (text ""), which is never caption or note text."""
+    return next((lines[:i] for i, ln in enumerate(lines) if not ln.text), lines)
+
+
 def _gap(a: Line, b: Line) -> float:
     return max(b.bbox[1] - a.bbox[3], a.bbox[1] - b.bbox[3], 0.0)
 
@@ -162,12 +173,16 @@ def capture_context(
     caption_max_lines: int = 3,
     notes_max_lines: int = 4,
     margin: float = PAGE_MARGIN,
+    unread: Sequence[BBox] = (),
 ) -> Context:
     """Caption and notes of the table at `table` (page px) from the page's `words` (page px).
 
     seen: the vertical range of the page the words cover (None: the whole page, as with a
     text layer); margin: the share of the page height at top and bottom that holds running
-    heads and page numbers, ignored when judging whether the page beyond is clear.
+    heads and page numbers, ignored when judging whether the page beyond is clear; unread: boxes
+    of text lines seen but not read (worker.core.strip_lines), as tall as their ink: they weigh in
+    the line height, end or lengthen a block and make the page beyond not clear, as read lines
+    do, but are never caption or note text.
     """
     width, height = page_size
     others = [b for b in other_tables or [] if b != tuple(table)]
@@ -175,6 +190,12 @@ def capture_context(
     x_hi = table[2] + 0.05 * width
     outside = [w for w in words if w.text.strip() and not _inside(w, table) and not any(_inside(w, b) for b in others)]
     lines = [ln for ln in group_lines(outside) if ln.bbox[2] > x_lo and ln.bbox[0] < x_hi]
+    blanks = [
+        Word("\u2022", (b[0], b[1], b[2], b[3]))
+        for b in unread
+        if b[2] > x_lo and b[0] < x_hi and not any(_centre_in(b, o) for o in others)
+    ]  # grouped into lines as words are (one line a row unless a wide gap parts it), then blanked
+    lines += [Line("", ln.bbox, ln.height) for ln in group_lines(blanks)] if blanks else []
     heights = [ln.height for ln in lines] or [w.bbox[3] - w.bbox[1] for w in words] or [height * 0.01]
     line_h = max(1.0, statistics.median(heights))
     above = sorted((ln for ln in lines if ln.bbox[3] <= table[1] + 0.5 * ln.height), key=lambda ln: -ln.bbox[3])
@@ -204,6 +225,7 @@ def capture_context(
             caption_lines = block[: marked + 1]
         elif len(block) <= caption_max_lines:
             caption_lines = block
+    caption_lines = _read_part(caption_lines)
     ctx.caption = " ".join(ln.text for ln in reversed(caption_lines))
     block = _block(below, below[0].bbox[1] - table[3] if below else 0.0, line_h, max_gap)
     note_lines: list[Line] = []
@@ -212,6 +234,7 @@ def capture_context(
             note_lines = block
         elif NOTE_START.match(block[0].text):
             note_lines = block[:notes_max_lines]
+    note_lines = _read_part(note_lines)
     ctx.notes = _notes(note_lines)
 
     top_zone, bottom_zone = margin * height, (1 - margin) * height

@@ -11,15 +11,16 @@ with model files), and add one line to `BUILT_IN` below (imported only when chos
 settles `auto`: PP-OCR (worker.engines.ppocr) when its weights are present, else tesseract,
 as measured in docs/ocr.md.
 An engine that also has `read_cells(image, boxes)` can be the second reader of doubted totals
-(`OCR__CELL_READER`).
+(`OCR__CELL_READER`). One that finds lines before it reads them (`LineReader`: PP-OCR) lets the
+caption step read only the strip lines nearest a table (worker.pipeline.context).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from worker.core.totals import Reading
 from worker.core.types import BBox, Word
@@ -48,6 +49,23 @@ class CellReader(Protocol):
     name: str
 
     def read_cells(self, image: Image.Image, boxes: Sequence[BBox]) -> list[Reading | None]: ...
+
+
+class LineReader(Protocol):
+    """An OCR engine that finds an image's text lines first (`detect_lines`: an opaque value with
+    `boxes`, each line's (x0, y0, x1, y1) in the image's pixels) and reads the ones asked for
+    later (`read_lines`: the words of each, in the image's frame; empty for a line it drops)."""
+
+    def detect_lines(self, image: Image.Image) -> Any: ...
+
+    def read_lines(self, found: Any, indices: Iterable[int]) -> list[list[Word]]: ...
+
+
+def line_reader(engine: object) -> LineReader | None:
+    """`engine` as a LineReader when it can find lines before reading them, else None."""
+    if callable(getattr(engine, "detect_lines", None)) and callable(getattr(engine, "read_lines", None)):
+        return engine  # type: ignore[return-value]
+    return None
 
 
 # (its settings group, render dpi, the models group or None) -> engine
@@ -113,6 +131,14 @@ class FillFlattened:
         return self.engine.read(flatten_fills(image))
 
     __call__ = read  # Stages.ocr is a plain callable
+
+    @property
+    def detect_lines(self) -> Callable[[Image.Image], Any]:
+        """The engine's line finder, on the flattened image (AttributeError when it has none)."""
+        from models.fills import flatten_fills
+
+        detect = self.engine.detect_lines  # type: ignore[attr-defined]
+        return lambda image: detect(flatten_fills(image))
 
     def __getattr__(self, name: str) -> object:
         if name == "engine":  # not set yet (a copy being unpickled): never recurse

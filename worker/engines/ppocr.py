@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from PIL import Image
 
-    from models.ppocr.engine import PpOcr
+    from models.ppocr.engine import DetectedLines, PpOcr
     from worker.core.types import Word
     from worker.settings import ModelSettings, OcrSettings
 
@@ -38,6 +40,13 @@ class PpOcrEngine:
         return self.engine.read(image)
 
     __call__ = read  # Stages.ocr is a plain callable
+
+    def detect_lines(self, image: Image.Image) -> DetectedLines:
+        """Find the text lines first, read some later (worker.engines.ocr.LineReader)."""
+        return self.engine.detect_lines(image)
+
+    def read_lines(self, found: DetectedLines, indices: Iterable[int]) -> list[list[Word]]:
+        return self.engine.read_lines(found, indices)
 
 
 def load(settings: OcrSettings, dpi: int, models: ModelSettings | None = None) -> PpOcrEngine:
