@@ -28,7 +28,11 @@ def noise_level(image: Image.Image) -> float:
     paper). The hybrid median keeps one-pixel rules and strokes, so a crop of thin black lines is
     not mistaken for grain (a plain median erases them, and they counted as noise)."""
     grey = image.convert("L")
-    smooth = hybrid_median(grey)
+    return _residual(grey, hybrid_median(grey))
+
+
+def _residual(grey: Image.Image, smooth: Image.Image) -> float:
+    """`noise_level` of `grey` given its hybrid median `smooth`."""
     near = np.asarray(smooth.filter(ImageFilter.MinFilter(5)), dtype=np.int16)
     m = np.asarray(smooth, dtype=np.int16)
     paper = near >= np.percentile(m[::3, ::3], 60) - PAPER_MARGIN
@@ -39,10 +43,12 @@ def noise_level(image: Image.Image) -> float:
 
 def structure_view(image: Image.Image) -> Image.Image:
     """What the structure model reads of a crop: a hybrid median of it when its paper is noisy,
-    else the crop itself."""
-    if noise_level(image) <= NOISY:
+    else the crop itself (the median is computed once, for the estimate and the view)."""
+    grey = image.convert("L")
+    smooth = hybrid_median(grey)
+    if _residual(grey, smooth) <= NOISY:
         return image
-    return hybrid_median(image)
+    return smooth.convert(image.mode)
 
 
 def hybrid_median(image: Image.Image) -> Image.Image:

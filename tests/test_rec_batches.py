@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from models.ppocr.recognise import HEIGHT, batch_plan, padded_pixels
+from models.ppocr.recognise import HEIGHT, batch_plan
 
 
 def test_lines_are_batched_narrowest_first_and_cut_at_the_batch_size() -> None:
@@ -16,9 +16,6 @@ def test_a_much_wider_line_starts_its_own_call_instead_of_padding_the_others() -
     widths = [50, 60, 400, 420]
     plan = batch_plan(widths, batch_size=8, max_pad=1.5)
     assert plan == [[0, 1], [2, 3]]
-    real, padded = padded_pixels(widths, plan)
-    assert real == 930
-    assert padded == 2 * 64 + 2 * 424  # each call as wide as its widest line, in whole frames
 
 
 def test_lines_narrower_than_the_line_height_share_a_call() -> None:

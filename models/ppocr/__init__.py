@@ -43,7 +43,7 @@ def load(
     }
     return PpOcr(
         TextDetector(det_path, threads=threads, device=device, config=detect),
-        TextRecogniser(rec_path, threads=threads, device=device, config=recognise),
+        TextRecogniser(rec_path, threads=threads, device=device, config=recognise, sha256=PPOCR_REC.sha256),
         min_score=min_score,
         rule_min_px=rule_min_px,
         models=models,

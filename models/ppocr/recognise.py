@@ -74,12 +74,19 @@ class TextRecogniser:
     """The CTC recogniser on one onnxruntime session, with the dictionary from its metadata."""
 
     def __init__(
-        self, path: Path, threads: int = 0, device: str = "cpu", config: RecogniseConfig | None = None
+        self,
+        path: Path,
+        threads: int = 0,
+        device: str = "cpu",
+        config: RecogniseConfig | None = None,
+        sha256: str | None = None,
     ) -> None:
+        """`sha256`: the file's checked digest, when the caller has one (models.embedded.weights
+        checks it at every start), so that the pruned copy is found without hashing it again."""
         from models.embedded.session import open_session, run
 
         self.config = config or RecogniseConfig()
-        model = path if self.config.cjk else _latin_model(path)
+        model = path if self.config.cjk else _latin_model(path, sha256)
         self.session = open_session(model, threads=threads, device=device)
         meta = self.session.get_modelmeta().custom_metadata_map
         if "character" not in meta:
@@ -147,28 +154,20 @@ def batch_plan(widths: list[int], batch_size: int, max_pad: float) -> list[list[
     return plan
 
 
-def padded_pixels(widths: list[int], plan: list[list[int]]) -> tuple[int, int]:
-    """(real, padded) input columns of `plan`: each call is as wide as its widest line, rounded up
-    to a frame. Padding is work the model does on zeros (docs/speed.md, Round 7)."""
-    real = sum(widths)
-    padded = sum(len(b) * math.ceil(max(widths[i] for i in b) / FRAME_PX) * FRAME_PX for b in plan)
-    return real, padded
-
-
 def _classes(listed: str, cjk: bool) -> list[int]:
     """The model classes decoded, from its `character` metadata: all, or none in the CJK blocks."""
     characters = ["", *listed.split("\n"), " "]
     return [i for i, c in enumerate(characters) if i == BLANK or cjk or ord(c[:1] or " ") < CJK_START]
 
 
-def _latin_model(path: Path) -> Path | bytes:
+def _latin_model(path: Path, sha256: str | None = None) -> Path | bytes:
     """The recogniser with its CTC head cut to the non-CJK classes (`_keep_classes`), as a file
     beside `path` named for its source's sha256: pruning needs the `onnx` package, whose import
     alone costs a process ~1.5 s of CPU, so it is done once per weights file, not per start
     (docs/speed.md, Round 7). Where the folder is read-only, the pruned model stays in memory."""
     import hashlib
 
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    digest = (sha256 or hashlib.sha256(path.read_bytes()).hexdigest())[:16]
     cached = path.with_name(f"{path.stem}.latin-{digest}{path.suffix}")
     if cached.is_file():
         return cached
