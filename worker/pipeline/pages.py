@@ -83,15 +83,17 @@ def process_group(run: Run, pages: list[int]) -> list[PageResult]:
     loaded = load_pages(run, pages, results)
     shared: dict[str, float] = {}
     with stage_clock(shared, "detection"):
-        boxes = detect_tables(run, loaded, results)
+        views = detector_views(run, loaded, results)
+        boxes = detect_tables(run, loaded, views)
         if run.stages.detector is not None:
             second_pass(run, loaded, boxes, results)
-            ruled_tables(run, loaded, boxes, results)
-            aligned_tables(run, loaded, boxes, results)
+            ruled_tables(run, loaded, boxes, results, views)
+            aligned_tables(run, loaded, boxes, results, views)
+        del views  # the cleaned pages are not needed past detection (peak memory, docs/speed.md)
     found = [table for p in loaded for table in find_tables(run, p, loaded[p], boxes[p])]
     with stage_clock(shared, "structure"):
-        views = [t.model_input for t in found]
-        structures = run.stages.structure.predict(views, run.settings.models.structure_batch_size)
+        inputs = [t.model_input for t in found]
+        structures = run.stages.structure.predict(inputs, run.settings.models.structure_batch_size)
     split_time(shared, [results[p] for p in loaded], "detection")
     split_time(shared, [results[t.page] for t in found], "structure")
     for table, objects in zip(found, structures):
@@ -145,19 +147,24 @@ def load_page(
     return normalised, words, timings, (transform, record, image)
 
 
-def detect_tables(
-    run: Run, loaded: dict[int, Page], results: dict[int, PageResult] | None = None
-) -> dict[int, list[TableBox]]:
-    """The tables on each page, one batched detector call (or the whole page in page mode);
-    normalised pages are read cleaned (`detector_input`)."""
+def detector_views(run: Run, loaded: dict[int, Page], results: dict[int, PageResult]) -> dict[int, Image.Image]:
+    """Each page as the detector and the other table finders read it: a normalised page cleaned
+    once (`detector_input`), any other as it is; nothing in page mode, which detects nothing."""
+    if run.stages.detector is None:
+        return {}
+    s = run.settings
+    return {p: detector_input(im, s) if results[p].original is not None else im for p, (im, _) in loaded.items()}
+
+
+def detect_tables(run: Run, loaded: dict[int, Page], views: dict[int, Image.Image]) -> dict[int, list[TableBox]]:
+    """The tables on each page (read as `views` holds it), one batched detector call (or the
+    whole page in page mode)."""
     if run.stages.detector is None:
         return {
             p: [TableBox((0.0, 0.0, float(im.width), float(im.height)), 1.0, False)] for p, (im, _) in loaded.items()
         }
     s = run.settings
-    normalised = {p for p in loaded if results is not None and results[p].original is not None}
-    images = [detector_input(im, s) if p in normalised else im for p, (im, _) in loaded.items()]
-    preds = run.stages.detector.predict(images, s.models.detection_batch_size)
+    preds = run.stages.detector.predict([views[p] for p in loaded], s.models.detection_batch_size)
     return {
         p: select_tables(
             pred,
@@ -206,7 +213,11 @@ WIDEN_MIN_IN = 0.1  # a box is widened to its grid only where the grid sticks ou
 
 
 def ruled_tables(
-    run: Run, loaded: dict[int, Page], boxes: dict[int, list[TableBox]], results: dict[int, PageResult]
+    run: Run,
+    loaded: dict[int, Page],
+    boxes: dict[int, list[TableBox]],
+    results: dict[int, PageResult],
+    views: dict[int, Image.Image],
 ) -> None:
     """Second finder on normalised pages: the detector's boxes checked against the page's ruled
     grids (`worker.core.ruled_boxes`): a box over two grids is split, a box over most of a grid
@@ -218,11 +229,11 @@ def ruled_tables(
         return
     from models.ruled_tables import find_grids, trim_to_grid
 
-    for p, (image, _) in loaded.items():
+    for p in loaded:
         transform = results[p].transform
         if results[p].original is None or transform is None:
             continue
-        page, dpi = detector_input(image, s), round(run.dpi * transform.scale)
+        page, dpi = views[p], round(run.dpi * transform.scale)
         grids = [g.box for g in find_grids(page, dpi)]
         if not grids:
             continue
@@ -235,7 +246,11 @@ def ruled_tables(
 
 
 def aligned_tables(
-    run: Run, loaded: dict[int, Page], boxes: dict[int, list[TableBox]], results: dict[int, PageResult]
+    run: Run,
+    loaded: dict[int, Page],
+    boxes: dict[int, list[TableBox]],
+    results: dict[int, PageResult],
+    views: dict[int, Image.Image],
 ) -> None:
     """Third finder on normalised pages, after the ruled grids: regions of aligned text
     (`worker.core.aligned_text`) no box covers are added, on pages where nothing was found
@@ -248,12 +263,12 @@ def aligned_tables(
         return
     from models.aligned_text import find_aligned
 
-    for p, (image, _) in loaded.items():
+    for p in loaded:
         if results[p].original is None or results[p].transform is None:
             continue
         if boxes[p] and not s.normalise.aligned_tables_all_pages:
             continue
-        regions, x_height = find_aligned(detector_input(image, s))
+        regions, x_height = find_aligned(views[p])
         if regions:
             boxes[p], _, _ = reconcile_regions(boxes[p], regions, run.engine.detection_threshold(s), x_height)
 
