@@ -1,4 +1,4 @@
-"""Placeholder dashes the OCR cannot see, read from the pixels of empty cells.
+"""Placeholder dashes the OCR cannot see, read from a table crop's pixels.
 
 Statistical tables mark a missing value with a lone dash ("-", "–"). At scan resolutions it
 is a bar one or two pixels tall, thinner than the smallest text kernel PP-OCR's detector
@@ -7,11 +7,14 @@ so the cell came out empty: on four dev pages a quarter of the ground truth's va
 dashes, every one lost. An empty value and a dash are not the same answer ("not applicable"
 against "not read"), and the label-binding measure counts the difference.
 
-Only cells the grid left empty are looked at, and a dash is accepted only where it is the
-cell's one mark: a solid bar, much wider than tall, short against the table's text height,
-clear of the cell's edges (ink reaching them is the cell's frame: ruling lines, a fill's
-border), and the only mark there bigger than a speck (a broken rule leaves several pieces).
-Every size is a share of the table's text height, none in pixels.
+A dash is a mark of the crop that no OCR word holds and that looks like nothing else: a
+solid bar, much wider than tall, short against the text's glyphs, with no other mark on its
+line within a glyph's height or so (text the OCR did not read, or the next piece of a broken
+rule) and no glyph just above or below it (an underline), set at the height of some glyph of
+the crop (a row's text line; a piece of a broken rule lies between the lines). Ruling lines are joined into one
+frame far larger than any glyph, so a rule never passes; specks are let be. The dashes join
+the words before the grid is built, so they also tell the column rules where a column of
+dashes is. Every size is a share of the glyphs' height, none in pixels.
 """
 
 from __future__ import annotations
@@ -23,23 +26,31 @@ import numpy as np
 from PIL import Image
 
 from models.ppocr.components import component_boxes
-from worker.core.types import BBox, Cell, Word
+from worker.core.types import Word
 
 DASH_TEXT = "-"
 DASH_CONFIDENCE = 0.8  # a shape read, not a recognised glyph
-MIN_WIDTH = 0.2  # of the text height: a hyphen-minus is about a third of it
-MAX_WIDTH = 1.5  # an em dash is about one
+MIN_WIDTH = 0.2  # of the glyphs' height: a hyphen-minus is about half of it
+MAX_WIDTH = 1.6  # an em dash is about one and a half
 MAX_HEIGHT = 0.3  # a bar, not a letter
 MIN_ASPECT = 2.0  # width over height
 MIN_FILL = 0.5  # ink share of the bar's box: solid, not a scatter of specks
-SPECK = 0.15  # components whose sides are all under this share of the text height are specks
-INSET = 0.1  # the cell's edges (and a ruling line on them) are left out by this share of the text height
+GLYPH = 0.55  # a mark taller than this share of the glyphs' height (and up to twice it) is a glyph
+BESIDE = 1.0  # a dash has no mark on its line nearer than this many glyph heights: text, or a broken rule
+OVER = 0.5  # nor a glyph this near above or below it: an underline, a strike-through
+CORE = 0.2  # and it lies on a text line: within a glyph's height, less this share at either end
 
 
-def text_height(words: Sequence[Word]) -> float | None:
-    """The median height of the table's word boxes: the unit every threshold is in."""
-    heights = [w.bbox[3] - w.bbox[1] for w in words if w.bbox[3] > w.bbox[1]]
-    return float(median(heights)) if heights else None
+def glyph_height(mask: np.ndarray, words: Sequence[Word]) -> float | None:
+    """The median ink height of the marks inside the OCR's words: the unit every threshold is
+    in (word boxes are padded by the detector, so their own height overstates the text's)."""
+    parts = component_boxes(mask)
+    heights = []
+    for x0, y0, x1, y1 in parts:
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        if y1 - y0 >= 3 and any(w.bbox[0] <= cx <= w.bbox[2] and w.bbox[1] <= cy <= w.bbox[3] for w in words):
+            heights.append(float(y1 - y0))
+    return float(median(heights)) if len(heights) >= 3 else None
 
 
 def ink_mask(grey: np.ndarray) -> np.ndarray:
@@ -51,51 +62,70 @@ def ink_mask(grey: np.ndarray) -> np.ndarray:
     return grey < (paper + ink) / 2
 
 
-def dash_in(mask: np.ndarray, box: BBox, unit: float) -> BBox | None:
-    """The box (crop pixels) of the one dash inside `box`, or None when the cell holds none."""
-    inset = max(1, round(INSET * unit))
-    h, w = mask.shape
-    x0, y0 = max(0, int(box[0]) + inset), max(0, int(box[1]) + inset)
-    x1, y1 = min(w, int(np.ceil(box[2])) - inset), min(h, int(np.ceil(box[3])) - inset)
-    if x1 - x0 < 3 or y1 - y0 < 2:
-        return None
-    window = mask[y0:y1, x0:x1]
-    if not window.any():
-        return None
-    parts = component_boxes(window)
-    # what reaches the cell's edge is its frame (ruling lines, a fill's border), not its content
-    inner = (parts[:, 0] > 0) & (parts[:, 1] > 0) & (parts[:, 2] < window.shape[1]) & (parts[:, 3] < window.shape[0])
-    sides = np.maximum(parts[:, 2] - parts[:, 0], parts[:, 3] - parts[:, 1])
-    marks = parts[inner & (sides >= max(2.0, SPECK * unit))]
-    if len(marks) != 1:
-        return None
-    a, b, c, d = (int(v) for v in marks[0])
-    bw, bh = c - a, d - b
-    if not (MIN_WIDTH * unit <= bw <= MAX_WIDTH * unit and bh <= max(2.0, MAX_HEIGHT * unit)):
-        return None
-    if bw < MIN_ASPECT * bh or window[b:d, a:c].mean() < MIN_FILL:
-        return None
-    return (float(x0 + a), float(y0 + b), float(x0 + c), float(y0 + d))
+def _bars(mask: np.ndarray, unit: float) -> tuple[np.ndarray, np.ndarray]:
+    """The crop's dash-shaped marks and its glyph-sized ones, as (n, 4) boxes each."""
+    parts = component_boxes(mask)
+    if not len(parts):
+        return parts, parts
+    widths, heights = parts[:, 2] - parts[:, 0], parts[:, 3] - parts[:, 1]
+    glyphs = parts[(heights > GLYPH * unit) & (heights <= 2 * unit)]
+    shaped = (
+        (widths >= MIN_WIDTH * unit)
+        & (widths <= MAX_WIDTH * unit)
+        & (heights <= max(2.0, MAX_HEIGHT * unit))
+        & (widths >= MIN_ASPECT * heights)
+    )
+    bars = [b for b in parts[shaped] if mask[b[1] : b[3], b[0] : b[2]].mean() >= MIN_FILL]
+    return np.array(bars, dtype=np.int64).reshape(-1, 4), glyphs
 
 
-def placeholder_dashes(crop: Image.Image, cells: Sequence[Cell], words: Sequence[Word]) -> list[Word]:
-    """A `-` word for every empty body cell of `cells` (crop pixels) whose one mark is a dash.
+def _alone(bar: np.ndarray, others: np.ndarray, unit: float) -> bool:
+    """No other mark on the bar's line within `BESIDE` text heights, none just above or below it."""
+    if not len(others):
+        return True
+    x0, y0, x1, y1 = (float(v) for v in bar)
+    cy = (y0 + y1) / 2
+    ox0, oy0, ox1, oy1 = (others[:, i].astype(np.float64) for i in range(4))
+    same = (ox0 == x0) & (oy0 == y0) & (ox1 == x1) & (oy1 == y1)
+    on_line = (oy1 > cy - unit / 2) & (oy0 < cy + unit / 2)
+    gap_x = np.maximum(ox0 - x1, x0 - ox1)
+    beside = on_line & (gap_x < BESIDE * unit)
+    gap_y = np.maximum(oy0 - y1, y0 - oy1)
+    over = (ox1 > x0) & (ox0 < x1) & (gap_y < OVER * unit)  # an underline's text, a strike's
+    return not bool(((beside | over) & ~same).any())
 
-    The words come back sized like a line of text around the bar, so the grid builder places
-    them as it would a word the OCR read."""
-    unit = text_height(words)
-    empty = [c for c in cells if not c.text.strip() and not c.is_header and c.bbox is not None]
-    if unit is None or not empty:
+
+def _on_a_line(bar: np.ndarray, glyphs: np.ndarray) -> bool:
+    """Some glyph of the crop (the row's label, its other values) stands on the bar's height,
+    as a dash set on a row's text line does; a piece of a broken rule lies between the lines."""
+    if not len(glyphs):
+        return False
+    cy = (float(bar[1]) + float(bar[3])) / 2
+    lo = glyphs[:, 1] + CORE * (glyphs[:, 3] - glyphs[:, 1])
+    hi = glyphs[:, 3] - CORE * (glyphs[:, 3] - glyphs[:, 1])
+    return bool(((lo <= cy) & (cy <= hi)).any())
+
+
+def placeholder_dashes(crop: Image.Image, words: Sequence[Word]) -> list[Word]:
+    """A `-` word for every lone dash of the crop that no OCR word holds, boxed like a line of
+    text around the bar so the grid builder deals it to its cell as any word."""
+    if not words:
         return []
     mask = ink_mask(np.asarray(crop.convert("L")))
+    unit = glyph_height(mask, words)
+    if unit is None:
+        return []
+    bars, glyphs = _bars(mask, unit)
+    if not len(bars):
+        return []
+    others = np.concatenate([bars, glyphs])
     out: list[Word] = []
-    for cell in empty:
-        assert cell.bbox is not None
-        found = dash_in(mask, cell.bbox, unit)
-        if found is None:
+    for bar in bars:
+        cx, cy = (bar[0] + bar[2]) / 2, (bar[1] + bar[3]) / 2
+        if any(w.bbox[0] <= cx <= w.bbox[2] and w.bbox[1] <= cy <= w.bbox[3] for w in words):
+            continue  # read already, as part of a word
+        if not _alone(bar, others, unit) or not _on_a_line(bar, glyphs):
             continue
-        cy = (found[1] + found[3]) / 2
-        half = min(unit / 2, (cell.bbox[3] - cell.bbox[1]) / 2)
-        bbox = (found[0], max(cell.bbox[1], cy - half), found[2], min(cell.bbox[3], cy + half))
-        out.append(Word(DASH_TEXT, tuple(round(v, 2) for v in bbox), DASH_CONFIDENCE))  # type: ignore[arg-type]
+        box = (float(bar[0]), max(0.0, cy - unit * 0.75), float(bar[2]), min(float(crop.height), cy + unit * 0.75))
+        out.append(Word(DASH_TEXT, tuple(round(v, 2) for v in box), DASH_CONFIDENCE))  # type: ignore[arg-type]
     return out

@@ -1,5 +1,5 @@
-"""Placeholder dashes read from the pixels of empty cells (models.dashes), and end to end
-through PP-OCR, whose text detector drops marks under 3 px on their short side."""
+"""Placeholder dashes read from a table crop's pixels (models.dashes), and end to end through
+PP-OCR, whose text detector drops marks under 3 px on their short side."""
 
 from __future__ import annotations
 
@@ -9,64 +9,60 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw
 
-from models.dashes import dash_in, ink_mask, placeholder_dashes
+from models.dashes import placeholder_dashes
 from models.embedded.weights import MODELS, EmbeddedWeightsMissing, default_dir, locate
-from worker.core.types import Cell, Word
+from worker.core.types import Word
 from worker.devtools.samples import load_font
 
-UNIT = 12.0  # the table's text height in these crops: 9-pt text at 144 dpi
-WORDS = [Word("Benzene", (10, 5, 70, 17), 0.99), Word("100", (110, 5, 135, 17), 0.99)]
+FONT = 26  # DejaVu Sans at this size: glyphs about 19-20 px tall
 
 
-def _cell_image(draw_fn, size=(120, 24), frame: bool = False) -> Image.Image:
-    image = Image.new("L", size, 255)
+def _table(extra=None) -> tuple[Image.Image, list[Word]]:
+    """A ruled two-row strip: "Benzene | 100 | <empty>" and "Lead | <empty> | 20", the words as
+    an OCR would box them (padded), and whatever `extra` draws."""
+    font = load_font(FONT)
+    image = Image.new("L", (600, 120), 255)
     draw = ImageDraw.Draw(image)
-    if frame:
-        draw.rectangle((0, 0, size[0] - 1, size[1] - 1), outline=0)
-    draw_fn(draw)
-    return image
+    for x0, x1 in ((0, 250), (250, 420), (420, 599)):
+        for y0, y1 in ((0, 60), (60, 119)):
+            draw.rectangle((x0, y0, x1, y1), outline=0, width=2)
+    words = []
+    for text, x, y in (("Benzene", 12, 14), ("100", 310, 14), ("Lead", 12, 74), ("20", 495, 74)):
+        draw.text((x, y), text, fill=0, font=font)
+        x0, y0, x1, y1 = draw.textbbox((x, y), text, font=font)
+        words.append(Word(text, (x0 - 4, y0 - 6, x1 + 4, y1 + 6), 0.99))
+    if extra:
+        extra(draw)
+    return image, words
 
 
-def _found(image: Image.Image) -> tuple[float, float, float, float] | None:
-    import numpy as np
-
-    # real crops hold text too: the mask's ink level comes from it
-    grey = np.asarray(image).copy()
-    grey[0, 0] = 0
-    return dash_in(ink_mask(grey), (0.0, 0.0, float(image.width), float(image.height)), UNIT)
-
-
-def test_a_lone_dash_is_found_inside_its_frame() -> None:
-    image = _cell_image(lambda d: d.rectangle((58, 11, 63, 12), fill=0), frame=True)
-    box = _found(image)
-    assert box is not None and box[0] == 58 and box[2] == 64
-
-
-def test_a_ruling_line_across_the_cell_a_letter_two_marks_or_a_speck_are_not_dashes() -> None:
-    assert _found(_cell_image(lambda d: d.line((0, 12, 119, 12), fill=0))) is None  # a rule
-    assert _found(_cell_image(lambda d: d.rectangle((55, 6, 62, 17), fill=0))) is None  # a blob: a letter
-    two = _cell_image(lambda d: (d.rectangle((40, 11, 45, 12), fill=0), d.rectangle((70, 11, 75, 12), fill=0)))
-    assert _found(two) is None  # two marks: a broken rule, not a placeholder
-    assert _found(_cell_image(lambda d: d.point((60, 12), fill=0))) is None  # a speck
-    assert _found(_cell_image(lambda d: d.rectangle((30, 11, 90, 12), fill=0))) is None  # too long: an underline
-
-
-def test_only_empty_body_cells_get_a_dash_sized_like_a_word() -> None:
-    image = Image.new("L", (240, 48), 255)
-    draw = ImageDraw.Draw(image)
-    draw.rectangle((178, 35, 183, 36), fill=0)  # a dash in the empty body cell
-    draw.rectangle((58, 11, 63, 12), fill=0)  # and one in the header cell, which has no text either
-    draw.text((10, 26), "Benzene", fill=0)
-    cells = [
-        Cell(0, 0, colspan=2, text="", bbox=(0, 0, 240, 24), is_header=True),
-        Cell(1, 0, text="Benzene", bbox=(0, 24, 120, 48)),
-        Cell(1, 1, text="", bbox=(120, 24, 240, 48)),
-    ]
-    found = placeholder_dashes(image, cells, WORDS)
+def test_a_lone_dash_in_a_ruled_cell_is_read_as_a_word_of_its_own() -> None:
+    image, words = _table(lambda d: d.rectangle((500, 31, 507, 33), fill=0))
+    found = placeholder_dashes(image, words)
     assert [w.text for w in found] == ["-"]
     x0, y0, x1, y1 = found[0].bbox
-    assert (x0, x1) == (178, 184) and 24 <= y0 < 35 and 36 < y1 <= 48  # a line's height about the bar
-    assert placeholder_dashes(image, cells, []) == []  # no words: no text height to judge by
+    assert (x0, x1) == (500, 508) and y0 < 31 and y1 > 34 and y1 - y0 < 40  # boxed like a line of text
+
+
+def test_rules_letters_underlines_minus_signs_broken_rules_and_specks_are_not_dashes() -> None:
+    assert placeholder_dashes(*_table()) == []  # the frame's rules, the words' glyphs
+    cases = {
+        "a letter the OCR missed": lambda d: d.rectangle((500, 24, 510, 40), fill=0),
+        "an underline under a word": lambda d: d.rectangle((310, 46, 330, 47), fill=0),
+        "a minus sign before a number": lambda d: d.rectangle((483, 90, 490, 92), fill=0),
+        "a broken rule": lambda d: [d.rectangle((x, 30, x + 7, 31), fill=0) for x in (440, 452, 464, 476)],
+        "a speck": lambda d: d.rectangle((500, 30, 502, 32), fill=0),
+        "a long bar": lambda d: d.rectangle((440, 31, 520, 33), fill=0),
+    }
+    for what, draw in cases.items():
+        assert placeholder_dashes(*_table(draw)) == [], what
+
+
+def test_a_dash_the_ocr_read_inside_a_word_is_not_read_twice() -> None:
+    image, words = _table(lambda d: d.rectangle((500, 31, 507, 33), fill=0))
+    words.append(Word("-", (495, 20, 512, 44), 0.9))
+    assert placeholder_dashes(image, words) == []
+    assert placeholder_dashes(image, []) == []  # no words: no glyph height to judge by
 
 
 def _weights_absent() -> str | None:

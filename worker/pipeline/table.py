@@ -17,7 +17,6 @@ from worker.core.flags import complexity_flags
 from worker.core.html_out import grid_to_html
 from worker.core.page_transform import PageTransform
 from worker.core.types import RulingLines, Word
-from worker.engines.base import BuiltGrid
 from worker.outputs import table_record
 from worker.overlap import timed
 from worker.pipeline.normalise import crop_input, structure_input
@@ -99,19 +98,13 @@ def scan_rules(table: FoundTable, run: Run) -> RulingLines | None:
     return crop_rules(table.crop, run.dpi)
 
 
-def _with_dashes(run: Run, table: FoundTable, objects: list[dict[str, Any]], built: BuiltGrid) -> BuiltGrid:
-    """The grid rebuilt with the placeholder dashes its empty cells hold (models.dashes); the
-    dashes join the table's words, so a stored replay rebuilds the same grid."""
+def with_dashes(table: FoundTable) -> list[Word]:
+    """The placeholder dashes of an OCR'd table's crop that the OCR cannot see (models.dashes).
+    They join the table's words, so a stored replay rebuilds the same grid."""
     from models.dashes import placeholder_dashes
 
     assert not isinstance(table.words, Future)
-    dashes = placeholder_dashes(table.crop, built.grid.cells, table.words)
-    if not dashes:
-        return built
-    table.words = [*table.words, *dashes]
-    rebuilt = run.engine.build_grid(objects, table.words, table.crop, run.dpi, run.settings)
-    rebuilt.grid.repairs.append(f"{len(dashes)} placeholder dash(es) read from the pixels of empty cells")
-    return rebuilt
+    return placeholder_dashes(table.crop, table.words)
 
 
 def build_table(
@@ -127,9 +120,11 @@ def build_table(
     On a normalised page (`transform`), the table's box and the page size go back to the page
     as it came in; the crop, its box and the cells stay on the normalised page the models saw."""
     assert not isinstance(table.words, Future) and not isinstance(table.context, Future), "settle() first"
+    dashes = with_dashes(table) if table.text_source == "ocr" and run.settings.ocr.dashes else []
+    table.words = [*table.words, *dashes]
     built = run.engine.build_grid(objects, table.words, table.crop, run.dpi, run.settings)
-    if table.text_source == "ocr" and run.settings.ocr.dashes:
-        built = _with_dashes(run, table, objects, built)
+    if dashes:
+        built.grid.repairs.append(f"{len(dashes)} placeholder dash(es) read from the crop's pixels")
     moved = lift_box_text(built.grid, table.words, built.lines or scan_rules(table, run))
     table.context = with_box_text(table.context, moved)
     numbers = check_numbers(
