@@ -410,27 +410,8 @@ def _wipe_specks(grey: np.ndarray, rules_aside: bool = True) -> np.ndarray:
         dark &= ~(runs(dark, SPECK_RULE_PX) | runs(dark.T, SPECK_RULE_PX).T)
     spread = max_filter(_speck_centres(dark), 2 * SPECK_CORE + 1)
     spread &= dark
-    _spare_bars(spread)
     grey[spread] = 255.0
     return grey
-
-
-BAR_ASPECT = 2.0  # a speck-sized blob this many times wider than tall is a dash, not a speck
-BAR_MIN_PX = 4
-
-
-def _spare_bars(spread: np.ndarray) -> None:
-    """Take the dash-shaped blobs out of the specks to wipe, in place: a lone `-` is a missing
-    value's placeholder, as small as a toner dot but a flat bar where dots are round (wiped, every
-    dash of a photocopied table was lost: docs/scans.md)."""
-    from models.ppocr.components import component_boxes
-
-    boxes = component_boxes(spread)
-    if not len(boxes):
-        return
-    widths, heights = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
-    for x0, y0, x1, y1 in boxes[(widths >= BAR_MIN_PX) & (widths >= BAR_ASPECT * heights)]:
-        spread[y0:y1, x0:x1] = False
 
 
 def _speck_centres(dark: np.ndarray) -> np.ndarray:
