@@ -299,6 +299,13 @@ class OcrSettings(Group):
         "by default: with PP-OCR the merged regions read a stray digit into the demo's Total cell",
     )
 
+    dashes: bool = Field(
+        True,
+        description="an OCR'd table's empty body cells whose one mark is a lone dash (a missing value's "
+        "placeholder, too thin for the OCR's text detector) read as `-` (models.dashes; on four dev pages a "
+        "quarter of the values were such dashes, every one lost: docs/ocr.md)",
+    )
+
     cell_reader: str = Field(
         "tesseract-digits",
         description="second reader of the cells of an OCR'd total that does not add up (an OCR engine "

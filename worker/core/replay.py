@@ -78,7 +78,7 @@ def _objects_grid(
 def _tokens_grid(
     item: ReplayInput, thresholds: dict[str, float] | None, duplicate_overlap: float, refine: RefineRules | None
 ) -> TableGrid:
-    return token_grid(item.tokens, item.words, item.image_size)
+    return token_grid(item.tokens, item.words, item.image_size, item.lines)
 
 
 FORMATS: dict[str, PayloadFormat] = {

@@ -25,8 +25,9 @@ from worker.core.geometry import clip, union_box
 from worker.core.header_rows_split import split_group_label_rows
 from worker.core.header_words import join_header_labels
 from worker.core.reconstruct import grid_from_bands
+from worker.core.ruled_rows import rows_onto_rules
 from worker.core.spans import SpanRect
-from worker.core.types import BBox, TableGrid, Word
+from worker.core.types import BBox, RulingLines, TableGrid, Word
 
 _SPAN_RE = re.compile(r'^\s*(colspan|rowspan)="(\d+)"$')
 CELL_OPEN = ("<td></td>", "<td", "<td>")
@@ -287,9 +288,15 @@ def fit_rows_to_text(bands: list[Band], cells: list[_Cell], words: list[Word], r
 
 
 def token_grid(
-    tokens: list[StructureToken], words: list[Word], image_size: tuple[float, float] | None = None
+    tokens: list[StructureToken],
+    words: list[Word],
+    image_size: tuple[float, float] | None = None,
+    lines: RulingLines | None = None,
 ) -> TableGrid:
-    """Rebuild one table from structure tokens and cell boxes. Pure; never raises on valid input."""
+    """Rebuild one table from structure tokens and cell boxes. Pure; never raises on valid input.
+
+    `lines`, the crop's ruling lines when known, move a row boundary onto the rule running
+    through the row beside it (`worker.core.ruled_rows`)."""
     repairs: list[str] = []
     words = [w for w in words if _usable(w.bbox) and w.text.strip()]
     cells, n_rows = parse_tokens(tokens, repairs)
@@ -316,6 +323,8 @@ def token_grid(
     if not _usable(box):
         return TableGrid(0, 0, [], repairs=["nothing to reconstruct: empty table box"], confidence=0.0)
     rows = snap(fit_rows_to_text(rows, cells, words, repairs), box[1], box[3])
+    if lines is not None and lines.h:
+        rows = rows_onto_rules(rows, words, lines.h, repairs)
     cols = snap(cols, box[0], box[2])
     header = {r for c in cells if c.header for r in range(c.row, c.row + c.rowspan)}
     # a header row needs every cell in it marked: a body cell spanning up into it unmarks it

@@ -57,5 +57,8 @@ class EmbeddedEngine:
     def build_grid(
         self, raw: list[dict[str, Any]], words: list[Word], crop: Image.Image, dpi: int, settings: Settings
     ) -> BuiltGrid:
+        from models.rules import crop_rules
+
         tokens = tokens_from_raw(raw)
-        return BuiltGrid(token_grid(tokens, words, crop.size), tokens=tokens)
+        lines = crop_rules(crop, dpi) if settings.refine.lines else None  # rows onto the rules through them
+        return BuiltGrid(token_grid(tokens, words, crop.size, lines), tokens=tokens, lines=lines)

@@ -37,6 +37,7 @@ class FoundTable:
     text_source: str
     context: Context | Future[tuple[Context, float]] | None = None
     structure_crop: Image.Image | None = None  # what the structure model reads, when not `crop`
+    raw_crop: Image.Image | None = None  # the crop as cut, when `crop` is a softened copy of it
 
     @property
     def model_input(self) -> Image.Image:
@@ -63,20 +64,25 @@ def crop_table(
     """The table's crop and its words; OCR, when needed, starts in the pool (see `settle`), or is
     `ocr`, the table's share of a page read already under way (worker.pipeline.page_ocr)."""
     crop_box = table_crop_box(run, box, page_image.size)
-    crop = crop_input(page_image.crop(crop_box), run.settings)
+    cut = page_image.crop(crop_box)
+    crop = crop_input(cut, run.settings)
+    raw = cut if crop is not cut else None  # a photocopy's softened copy lost its dashes with its specks
     inside = words_in_crop(page_words, crop_box)
     if box.rotated:
         crop = crop.transpose(Image.Transpose.ROTATE_270)  # 90° clockwise: sideways text upright
+        raw = raw.transpose(Image.Transpose.ROTATE_270) if raw is not None else None
         inside = rotate_words_clockwise(inside, crop_box[3] - crop_box[1])
     if inside:
         return FoundTable(page, index, box, crop_box, crop, inside, "text-layer")
     view = structure_input(crop, run.settings)
+    words: list[Word] | Future[tuple[list[Word], float]]
     if ocr is not None:
-        return FoundTable(page, index, box, crop_box, crop, ocr, "ocr", structure_crop=view)
-    if run.pool is None:
-        return FoundTable(page, index, box, crop_box, crop, run.stages.ocr(crop), "ocr", structure_crop=view)
-    words = run.pool.submit(timed, run.stages.ocr, crop)
-    return FoundTable(page, index, box, crop_box, crop, words, "ocr", structure_crop=view)
+        words = ocr
+    elif run.pool is None:
+        words = run.stages.ocr(crop)
+    else:
+        words = run.pool.submit(timed, run.stages.ocr, crop)
+    return FoundTable(page, index, box, crop_box, crop, words, "ocr", structure_crop=view, raw_crop=raw)
 
 
 def settle(table: FoundTable, timings: dict[str, float]) -> None:
@@ -98,6 +104,15 @@ def scan_rules(table: FoundTable, run: Run) -> RulingLines | None:
     return crop_rules(table.crop, run.dpi)
 
 
+def with_dashes(table: FoundTable) -> list[Word]:
+    """The placeholder dashes of an OCR'd table's crop that the OCR cannot see (models.dashes).
+    They join the table's words, so a stored replay rebuilds the same grid."""
+    from models.dashes import placeholder_dashes
+
+    assert not isinstance(table.words, Future)
+    return placeholder_dashes(table.raw_crop if table.raw_crop is not None else table.crop, table.words)
+
+
 def build_table(
     run: Run,
     table: FoundTable,
@@ -111,7 +126,12 @@ def build_table(
     On a normalised page (`transform`), the table's box and the page size go back to the page
     as it came in; the crop, its box and the cells stay on the normalised page the models saw."""
     assert not isinstance(table.words, Future) and not isinstance(table.context, Future), "settle() first"
+    dashes = with_dashes(table) if table.text_source == "ocr" and run.settings.ocr.dashes else []
+    table.raw_crop = None  # what it was kept for is done
+    table.words = [*table.words, *dashes]
     built = run.engine.build_grid(objects, table.words, table.crop, run.dpi, run.settings)
+    if dashes:
+        built.grid.repairs.append(f"{len(dashes)} placeholder dash(es) read from the crop's pixels")
     moved = lift_box_text(built.grid, table.words, built.lines or scan_rules(table, run))
     table.context = with_box_text(table.context, moved)
     numbers = check_numbers(

@@ -1,0 +1,131 @@
+"""Placeholder dashes the OCR cannot see, read from a table crop's pixels.
+
+Statistical tables mark a missing value with a lone dash ("-", "–"). At scan resolutions it
+is a bar one or two pixels tall, thinner than the smallest text kernel PP-OCR's detector
+keeps (DB post-processing drops kernels under 3 px on their short side, as PaddleOCR does),
+so the cell came out empty: on four dev pages a quarter of the ground truth's values were such
+dashes, every one lost. An empty value and a dash are not the same answer ("not applicable"
+against "not read"), and the label-binding measure counts the difference.
+
+A dash is a mark of the crop that no OCR word holds and that looks like nothing else: a
+solid bar, much wider than tall, short against the text's glyphs, with no other mark on its
+line within a glyph's height or so (text the OCR did not read, or the next piece of a broken
+rule) and no glyph just above or below it (an underline), set at the height of some glyph of
+the crop (a row's text line; a piece of a broken rule lies between the lines). Ruling lines are joined into one
+frame far larger than any glyph, so a rule never passes; specks are let be. The dashes join
+the words before the grid is built, so they also tell the column rules where a column of
+dashes is. Every size is a share of the glyphs' height, none in pixels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from statistics import median
+
+import numpy as np
+from PIL import Image
+
+from models.ppocr.components import component_boxes
+from worker.core.types import Word
+
+DASH_TEXT = "-"
+DASH_CONFIDENCE = 0.8  # a shape read, not a recognised glyph
+MIN_WIDTH = 0.2  # of the glyphs' height: a hyphen-minus is about half of it
+MAX_WIDTH = 1.6  # an em dash is about one and a half
+MAX_HEIGHT = 0.3  # a bar, not a letter
+MIN_ASPECT = 2.0  # width over height
+MIN_FILL = 0.5  # ink share of the bar's box: solid, not a scatter of specks
+GLYPH = 0.55  # a mark taller than this share of the glyphs' height (and up to twice it) is a glyph
+BESIDE = 1.0  # a dash has no mark on its line nearer than this many glyph heights: text, or a broken rule
+OVER = 0.5  # nor a glyph this near above or below it: an underline, a strike-through
+CORE = 0.2  # and it lies on a text line: within a glyph's height, less this share at either end
+
+
+def glyph_height(mask: np.ndarray, words: Sequence[Word]) -> float | None:
+    """The median ink height of the marks inside the OCR's words: the unit every threshold is
+    in (word boxes are padded by the detector, so their own height overstates the text's)."""
+    parts = component_boxes(mask)
+    heights = []
+    for x0, y0, x1, y1 in parts:
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        if y1 - y0 >= 3 and any(w.bbox[0] <= cx <= w.bbox[2] and w.bbox[1] <= cy <= w.bbox[3] for w in words):
+            heights.append(float(y1 - y0))
+    return float(median(heights)) if len(heights) >= 3 else None
+
+
+def ink_mask(grey: np.ndarray) -> np.ndarray:
+    """Ink: darker than halfway between the crop's paper and its ink (cell fills stay paper)."""
+    paper = float(np.percentile(grey, 90))
+    ink = float(np.percentile(grey, 1))
+    if paper - ink < 40:  # no contrast to speak of: nothing is surely ink
+        return np.zeros(grey.shape, dtype=bool)
+    return grey < (paper + ink) / 2
+
+
+def _bars(mask: np.ndarray, unit: float) -> tuple[np.ndarray, np.ndarray]:
+    """The crop's dash-shaped marks and its glyph-sized ones, as (n, 4) boxes each."""
+    parts = component_boxes(mask)
+    if not len(parts):
+        return parts, parts
+    widths, heights = parts[:, 2] - parts[:, 0], parts[:, 3] - parts[:, 1]
+    glyphs = parts[(heights > GLYPH * unit) & (heights <= 2 * unit)]
+    shaped = (
+        (widths >= MIN_WIDTH * unit)
+        & (widths <= MAX_WIDTH * unit)
+        & (heights <= max(2.0, MAX_HEIGHT * unit))
+        & (widths >= MIN_ASPECT * heights)
+    )
+    bars = [b for b in parts[shaped] if mask[b[1] : b[3], b[0] : b[2]].mean() >= MIN_FILL]
+    return np.array(bars, dtype=np.int64).reshape(-1, 4), glyphs
+
+
+def _alone(bar: np.ndarray, others: np.ndarray, unit: float) -> bool:
+    """No other mark on the bar's line within `BESIDE` text heights, none just above or below it."""
+    if not len(others):
+        return True
+    x0, y0, x1, y1 = (float(v) for v in bar)
+    cy = (y0 + y1) / 2
+    ox0, oy0, ox1, oy1 = (others[:, i].astype(np.float64) for i in range(4))
+    same = (ox0 == x0) & (oy0 == y0) & (ox1 == x1) & (oy1 == y1)
+    on_line = (oy1 > cy - unit / 2) & (oy0 < cy + unit / 2)
+    gap_x = np.maximum(ox0 - x1, x0 - ox1)
+    beside = on_line & (gap_x < BESIDE * unit)
+    gap_y = np.maximum(oy0 - y1, y0 - oy1)
+    over = (ox1 > x0) & (ox0 < x1) & (gap_y < OVER * unit)  # an underline's text, a strike's
+    return not bool(((beside | over) & ~same).any())
+
+
+def _on_a_line(bar: np.ndarray, glyphs: np.ndarray) -> bool:
+    """Some glyph of the crop (the row's label, its other values) stands on the bar's height,
+    as a dash set on a row's text line does; a piece of a broken rule lies between the lines."""
+    if not len(glyphs):
+        return False
+    cy = (float(bar[1]) + float(bar[3])) / 2
+    lo = glyphs[:, 1] + CORE * (glyphs[:, 3] - glyphs[:, 1])
+    hi = glyphs[:, 3] - CORE * (glyphs[:, 3] - glyphs[:, 1])
+    return bool(((lo <= cy) & (cy <= hi)).any())
+
+
+def placeholder_dashes(crop: Image.Image, words: Sequence[Word]) -> list[Word]:
+    """A `-` word for every lone dash of the crop that no OCR word holds, boxed like a line of
+    text around the bar so the grid builder deals it to its cell as any word."""
+    if not words:
+        return []
+    mask = ink_mask(np.asarray(crop.convert("L")))
+    unit = glyph_height(mask, words)
+    if unit is None:
+        return []
+    bars, glyphs = _bars(mask, unit)
+    if not len(bars):
+        return []
+    others = np.concatenate([bars, glyphs])
+    out: list[Word] = []
+    for bar in bars:
+        cx, cy = (bar[0] + bar[2]) / 2, (bar[1] + bar[3]) / 2
+        if any(w.bbox[0] <= cx <= w.bbox[2] and w.bbox[1] <= cy <= w.bbox[3] for w in words):
+            continue  # read already, as part of a word
+        if not _alone(bar, others, unit) or not _on_a_line(bar, glyphs):
+            continue
+        box = (float(bar[0]), max(0.0, cy - unit * 0.75), float(bar[2]), min(float(crop.height), cy + unit * 0.75))
+        out.append(Word(DASH_TEXT, tuple(round(v, 2) for v in box), DASH_CONFIDENCE))  # type: ignore[arg-type]
+    return out

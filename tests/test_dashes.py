@@ -1,0 +1,122 @@
+"""Placeholder dashes read from a table crop's pixels (models.dashes), and end to end through
+PP-OCR, whose text detector drops marks under 3 px on their short side."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw
+
+from models.dashes import placeholder_dashes
+from models.embedded.weights import MODELS, EmbeddedWeightsMissing, default_dir, locate
+from worker.core.types import Word
+from worker.devtools.samples import load_font
+
+FONT = 26  # DejaVu Sans at this size: glyphs about 19-20 px tall
+
+
+def _table(extra=None) -> tuple[Image.Image, list[Word]]:
+    """A ruled two-row strip: "Benzene | 100 | <empty>" and "Lead | <empty> | 20", the words as
+    an OCR would box them (padded), and whatever `extra` draws."""
+    font = load_font(FONT)
+    image = Image.new("L", (600, 120), 255)
+    draw = ImageDraw.Draw(image)
+    for x0, x1 in ((0, 250), (250, 420), (420, 599)):
+        for y0, y1 in ((0, 60), (60, 119)):
+            draw.rectangle((x0, y0, x1, y1), outline=0, width=2)
+    words = []
+    for text, x, y in (("Benzene", 12, 14), ("100", 310, 14), ("Lead", 12, 74), ("20", 495, 74)):
+        draw.text((x, y), text, fill=0, font=font)
+        x0, y0, x1, y1 = draw.textbbox((x, y), text, font=font)
+        words.append(Word(text, (x0 - 4, y0 - 6, x1 + 4, y1 + 6), 0.99))
+    if extra:
+        extra(draw)
+    return image, words
+
+
+def test_a_lone_dash_in_a_ruled_cell_is_read_as_a_word_of_its_own() -> None:
+    image, words = _table(lambda d: d.rectangle((500, 31, 507, 33), fill=0))
+    found = placeholder_dashes(image, words)
+    assert [w.text for w in found] == ["-"]
+    x0, y0, x1, y1 = found[0].bbox
+    assert (x0, x1) == (500, 508) and y0 < 31 and y1 > 34 and y1 - y0 < 40  # boxed like a line of text
+
+
+def test_rules_letters_underlines_minus_signs_broken_rules_and_specks_are_not_dashes() -> None:
+    assert placeholder_dashes(*_table()) == []  # the frame's rules, the words' glyphs
+    cases = {
+        "a letter the OCR missed": lambda d: d.rectangle((500, 24, 510, 40), fill=0),
+        "an underline under a word": lambda d: d.rectangle((310, 46, 330, 47), fill=0),
+        "a minus sign before a number": lambda d: d.rectangle((483, 90, 490, 92), fill=0),
+        "a broken rule": lambda d: [d.rectangle((x, 30, x + 7, 31), fill=0) for x in (440, 452, 464, 476)],
+        "a speck": lambda d: d.rectangle((500, 30, 502, 32), fill=0),
+        "a long bar": lambda d: d.rectangle((440, 31, 520, 33), fill=0),
+    }
+    for what, draw in cases.items():
+        assert placeholder_dashes(*_table(draw)) == [], what
+
+
+def test_a_dash_the_ocr_read_inside_a_word_is_not_read_twice() -> None:
+    image, words = _table(lambda d: d.rectangle((500, 31, 507, 33), fill=0))
+    words.append(Word("-", (495, 20, 512, 44), 0.9))
+    assert placeholder_dashes(image, words) == []
+    assert placeholder_dashes(image, []) == []  # no words: no glyph height to judge by
+
+
+def _weights_absent() -> str | None:
+    try:
+        for model in MODELS:
+            locate(model, default_dir(None))
+    except EmbeddedWeightsMissing as exc:
+        return str(exc)
+    return None
+
+
+@pytest.mark.skipif(_weights_absent() is not None, reason=f"embedded weights absent: {_weights_absent()}")
+@pytest.mark.parametrize("copy", ["grey", "black-and-white"])
+def test_a_scanned_ruled_table_keeps_its_dashes_in_their_cells(tmp_path: Path, copy: str) -> None:
+    """A grey scan, and a black-and-white copy, whose crop the models read with its specks wiped
+    (and its dashes with them): the dashes are looked for on the crop as cut."""
+    from worker.pipeline import extract_document, load_stages
+    from worker.settings import Settings
+    from worker.storage import LocalStorage
+
+    rows = [
+        ["Substance", "to air", "to water", "to land"],
+        ["Benzene", "1 000", "200", "-"],
+        ["Cadmium", "10", "-", "5"],
+        ["Lead", "-", "20", "20"],
+        ["Mercury", "10", "1", "-"],
+    ]
+    font = load_font(26)
+    widths, height = [330, 190, 190, 190], 50
+    page = Image.new("L", (1240, 1754), 255)  # A4 at 150 dpi
+    draw = ImageDraw.Draw(page)
+    x_origin, y_origin = 150, 300
+    for r, row in enumerate(rows):
+        x = x_origin
+        for c, text in enumerate(row):
+            draw.rectangle((x, y_origin + r * height, x + widths[c], y_origin + (r + 1) * height), outline=0, width=2)
+            w = draw.textlength(text, font=font)
+            tx = x + 12 if c == 0 else x + (widths[c] - w) / 2
+            draw.text((tx, y_origin + r * height + 10), text, fill=0, font=font)
+            x += widths[c]
+    draw.text((x_origin, 200), "Table 1. Releases by medium, kg/year", fill=0, font=font)
+    scan = tmp_path / "dashes.png"
+    if copy == "black-and-white":  # a thresholded copy, pixels as they are (a PDF render would antialias them)
+        page = page.point(lambda v: 0 if v < 128 else 255)
+    page.save(scan, dpi=(150, 150))
+
+    settings = Settings(_env_file=None, engine="embedded", device="cpu", torch_threads=1, ocr={"engine": "ppocr"})
+    store = LocalStorage(tmp_path / "out")
+    manifest = extract_document(scan, stages=load_stages(settings), storage=store, settings=settings, dpi=150)
+    assert manifest["status"] == "complete" and len(manifest["tables"]) == 1
+    table_id = manifest["tables"][0]["table_id"]
+    record = json.loads((tmp_path / "out" / manifest["doc_id"] / "tables" / f"{table_id}.json").read_text())
+    got = {(c["row"], c["col"]): c["text"].strip() for c in record["grid"]["cells"]}
+    dashes = {(r, c) for r, row in enumerate(rows) for c, t in enumerate(row) if t == "-"}
+    assert {k for k, v in got.items() if v == "-"} == dashes, got
+    assert got[(1, 1)] == "1 000" and got[(3, 2)] == "20"
+    assert any("placeholder dash" in r for r in record["grid"]["repairs"]), record["grid"]["repairs"]
