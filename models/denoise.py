@@ -63,7 +63,18 @@ def hybrid_median(image: Image.Image) -> Image.Image:
         return a[1 + dy : 1 + dy + h, 1 + dx : 1 + dx + w]
 
     centre = at(0, 0)
-    plus = np.median(np.stack([centre, at(-1, 0), at(1, 0), at(0, -1), at(0, 1)]), axis=0)
-    cross = np.median(np.stack([centre, at(-1, -1), at(-1, 1), at(1, -1), at(1, 1)]), axis=0)
-    out = np.median(np.stack([centre.astype(np.float64), plus, cross]), axis=0)
-    return Image.fromarray(out.astype(np.uint8)).convert(image.mode)
+    plus = _median5(centre, at(-1, 0), at(1, 0), at(0, -1), at(0, 1))
+    cross = _median5(centre, at(-1, -1), at(-1, 1), at(1, -1), at(1, 1))
+    return Image.fromarray(_median3(centre, plus, cross)).convert(image.mode)
+
+
+def _median3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """The elementwise median of three arrays by min and max: the same values as np.median of
+    their stack, in a few passes instead of a sort (a 300-dpi page's crops: 4x the pixels)."""
+    return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
+
+
+def _median5(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """The elementwise median of five arrays: the median of `e` and the middle two of the four
+    others' pair-minima and pair-maxima (exact, as `_median3`)."""
+    return _median3(e, np.maximum(np.minimum(a, b), np.minimum(c, d)), np.minimum(np.maximum(a, b), np.maximum(c, d)))

@@ -15,7 +15,7 @@ import numpy as np
 import pytesseract
 from PIL import Image
 
-from models.rules import DARK, RULE_MAX_THICKNESS_PX, RULE_MIN_PX, dilate, rule_masks, runs
+from models.rules import DARK, RULE_MAX_THICKNESS_PX, RULE_MIN_PX, dilate, rule_runs
 from worker.core.types import Word
 from worker.errors import OcrUnavailable
 
@@ -155,14 +155,12 @@ def erase_rules(
 ) -> Image.Image:
     """The greyscale image with thin horizontal and vertical lines (table rules) painted white."""
     grey = np.asarray(image.convert("L"))
-    h_rules, v_rules = rule_masks(grey, min_len, max_thickness)
+    h_rules, v_rules, long_h, long_v = rule_runs(grey, min_len, max_thickness)
     rules = h_rules | v_rules
     if not rules.any():
         return image.convert("L")
     # Crossings of two rules are thick both ways: take long-run pixels next to a rule. Then widen
     # by one pixel for the grey anti-aliased fringe along each line.
-    dark = grey < DARK
-    long_h, long_v = runs(dark, min_len), runs(dark.T, min_len).T
     crossings = dilate(rules, 2 * (max_thickness // 2) + 1) & long_h & long_v
     out = grey.copy()
     out[dilate(rules | crossings, 3)] = 255

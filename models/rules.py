@@ -23,10 +23,19 @@ def rule_masks(
     grey: np.ndarray, min_len: int = RULE_MIN_PX, max_thickness: int = RULE_MAX_THICKNESS_PX
 ) -> tuple[np.ndarray, np.ndarray]:
     """(horizontal, vertical) masks of the rule pixels of a greyscale array."""
+    h_rules, v_rules, _, _ = rule_runs(grey, min_len, max_thickness)
+    return h_rules, v_rules
+
+
+def rule_runs(
+    grey: np.ndarray, min_len: int = RULE_MIN_PX, max_thickness: int = RULE_MAX_THICKNESS_PX
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`rule_masks`, and the masks of the dark pixels in horizontal and in vertical runs of at
+    least `min_len` they were found from (erasing rules needs them again: computed once)."""
     dark = grey < DARK
     long_h, long_v = runs(dark, min_len), runs(dark.T, min_len).T
     thick_v, thick_h = runs(dark.T, max_thickness + 1).T, runs(dark, max_thickness + 1)
-    return long_h & ~thick_v, long_v & ~thick_h
+    return long_h & ~thick_v, long_v & ~thick_h, long_h, long_v
 
 
 def find_ruling_lines(

@@ -51,3 +51,18 @@ def test_only_noisy_crops_get_a_structure_view() -> None:
     noisy = _noisy(crop, 16.0)
     view = structure_view(noisy)
     assert view is not noisy and view.size == noisy.size
+
+
+def test_hybrid_median_by_min_and_max_equals_the_sorted_median() -> None:
+    a = np.random.default_rng(3).integers(0, 256, (37, 53), dtype=np.uint8)
+    a[5:9, 10:20] = 7  # ties
+    p = np.pad(a, 1, mode="edge")
+    h, w = a.shape
+
+    def at(dy: int, dx: int) -> np.ndarray:
+        return p[1 + dy : 1 + dy + h, 1 + dx : 1 + dx + w]
+
+    plus = np.median(np.stack([at(0, 0), at(-1, 0), at(1, 0), at(0, -1), at(0, 1)]), axis=0)
+    cross = np.median(np.stack([at(0, 0), at(-1, -1), at(-1, 1), at(1, -1), at(1, 1)]), axis=0)
+    reference = np.median(np.stack([a.astype(np.float64), plus, cross]), axis=0).astype(np.uint8)
+    assert np.array_equal(np.asarray(hybrid_median(Image.fromarray(a))), reference)

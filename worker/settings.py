@@ -278,6 +278,16 @@ class OcrSettings(Group):
         0, ge=0, description="PP-OCR detection: scale crops up so the shorter side is at least this (0: as rendered)"
     )
 
+    ppocr_strip_x_height: float = Field(
+        12.0,
+        ge=0,
+        description="PP-OCR: a caption strip whose text's x-height is over 1.3x this (px) has its lines found on "
+        "a copy scaled to it (never below 144 dpi's size), and read from the strip at full size (300-dpi strips: "
+        "4.3x the detector pixels of 144-dpi ones, whose text measures 9-14 px). Table crops are always detected "
+        "at full size: reduced, they lost the isolated dashes of empty cells (TEDS -0.012 on 300-dpi dev pages: "
+        "docs/speed.md, Round 8); 0: strips at their own scale too",
+    )
+
     ppocr_det_tile_pixels: int = Field(
         512 * 1024,
         ge=0,

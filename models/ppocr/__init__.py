@@ -26,6 +26,7 @@ def load(
     recognise: RecogniseConfig | None = None,
     min_score: float = 0.5,
     rule_min_px: int | None = None,
+    det_x_height: float = 0.0,
 ) -> PpOcr:
     """The engine with its checked weights from MODELS_DIR/embedded (or the checkout's cache);
     a missing or corrupt file raises EmbeddedWeightsMissing naming the fix."""
@@ -46,5 +47,6 @@ def load(
         TextRecogniser(rec_path, threads=threads, device=device, config=recognise, sha256=PPOCR_REC.sha256),
         min_score=min_score,
         rule_min_px=rule_min_px,
+        det_x_height=det_x_height,
         models=models,
     )

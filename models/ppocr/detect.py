@@ -68,10 +68,11 @@ class TextDetector:
         self._call = run  # shrinks the CPU arena after each call (models.embedded.session)
         self.config = config or DetectConfig()
 
-    def input_size(self, width: int, height: int) -> tuple[int, int]:
-        """The (width, height) the image is resized to: scaled, then rounded to the stride."""
+    def input_size(self, width: int, height: int, scale: float = 1.0) -> tuple[int, int]:
+        """The (width, height) the image is resized to: scaled (by the config's scale times
+        `scale`), then rounded to the stride."""
         cfg = self.config
-        ratio = cfg.scale
+        ratio = cfg.scale * scale
         short, long = min(width, height) * ratio, max(width, height) * ratio
         if cfg.min_side and short < cfg.min_side:
             ratio *= cfg.min_side / max(short, 1)
@@ -83,10 +84,11 @@ class TextDetector:
             max(STRIDE, round(height * ratio / STRIDE) * STRIDE),
         )
 
-    def probability_map(self, rgb: np.ndarray) -> np.ndarray:
-        """The model's text-kernel probability at its input size (h', w')."""
+    def probability_map(self, rgb: np.ndarray, scale: float = 1.0) -> np.ndarray:
+        """The model's text-kernel probability at its input size (h', w'). PIL's bilinear resize
+        filters over the reduction's footprint, so a reduced copy's thin strokes fade, not vanish."""
         height, width = rgb.shape[:2]
-        size = self.input_size(width, height)
+        size = self.input_size(width, height, scale)
         image = Image.fromarray(rgb)
         if size != (width, height):
             image = image.resize(size, Image.Resampling.BILINEAR)
@@ -98,12 +100,13 @@ class TextDetector:
         (out,) = self._call(self.session, {self.input_name: tensor})
         return np.asarray(out[0, 0], dtype=np.float32)
 
-    def detect(self, rgb: np.ndarray) -> list[TextBox]:
-        """Text line boxes of an (h, w, 3) uint8 image, top to bottom then left to right."""
+    def detect(self, rgb: np.ndarray, scale: float = 1.0) -> list[TextBox]:
+        """Text line boxes of an (h, w, 3) uint8 image, top to bottom then left to right, in its
+        pixels; the model reads it resized by `scale` (models.ppocr.scale)."""
         height, width = rgb.shape[:2]
         if height < 2 or width < 2:
             return []
-        return self.boxes(self.probability_map(rgb), width, height)
+        return self.boxes(self.probability_map(rgb, scale), width, height)
 
     def boxes(self, prob: np.ndarray, width: int, height: int) -> list[TextBox]:
         """DB post-processing of a probability map into boxes in a `width` x `height` image."""

@@ -50,12 +50,19 @@ class DetectedLines:
 @dataclass
 class PpOcr:
     """Detector + recogniser; `min_score` drops lines read with a lower mean probability
-    (PaddleOCR's text_score), `rule_min_px` erases ruling lines at least that long first."""
+    (PaddleOCR's text_score), `rule_min_px` erases ruling lines at least that long first;
+    `det_x_height` (px, 0: off) is the x-height `detect_lines` (the caption strips' line finder)
+    detects at when an image's text is much larger, never below `det_min_scale` (1: never; set
+    from the run's dpi, models.ppocr.scale); the lines are still read from the image at its own
+    size. `read` (table crops) always detects at full size: a reduced copy lost the isolated
+    dashes of empty cells (docs/speed.md, Round 8)."""
 
     detector: TextDetector
     recogniser: TextRecogniser
     min_score: float = 0.5
     rule_min_px: int | None = None
+    det_x_height: float = 0.0
+    det_min_scale: float = 1.0  # never reduced below this (models.ppocr.scale.dpi_floor of the run's dpi)
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     timings: Timings = field(default_factory=Timings)
 
@@ -64,12 +71,16 @@ class PpOcr:
 
     def read(self, image: Image.Image, *, offset: tuple[float, float] = (0, 0)) -> list[Word]:
         """Words of `image`, boxes shifted by `offset`, top to bottom, left to right."""
-        found = self.detect_lines(image)
+        found = self._find_lines(image, 0.0)
         return [w for line in self.read_lines(found, range(len(found.boxes)), offset=offset) for w in line]
 
     def detect_lines(self, image: Image.Image) -> DetectedLines:
         """The text lines of `image` found (ruling lines erased first), not yet read: the caller
-        may read only some of them (`read_lines`), e.g. the caption step the lines nearest a table."""
+        may read only some of them (`read_lines`), e.g. the caption step the lines nearest a table.
+        Large text is found on a copy reduced to `det_x_height`."""
+        return self._find_lines(image, self.det_x_height)
+
+    def _find_lines(self, image: Image.Image, det_x_height: float) -> DetectedLines:
         grey_image = image.convert("L")
         if self.rule_min_px is not None:
             from models.ocr import erase_rules
@@ -78,7 +89,12 @@ class PpOcr:
         grey = np.asarray(grey_image)
         rgb = np.repeat(grey[:, :, None], 3, axis=2)
         started = time.perf_counter()
-        boxes = self.detector.detect(rgb)
+        scale = 1.0
+        if det_x_height > 0 and self.det_min_scale < 1:
+            from models.ppocr.scale import crop_x_height, detection_scale
+
+            scale = max(self.det_min_scale, detection_scale(crop_x_height(grey_image), det_x_height))
+        boxes = self.detector.detect(rgb, scale)
         self.timings.detect += time.perf_counter() - started
         self.timings.calls += 1
         kept = []

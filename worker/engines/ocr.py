@@ -11,8 +11,10 @@ with model files), and add one line to `BUILT_IN` below (imported only when chos
 settles `auto`: PP-OCR (worker.engines.ppocr) when its weights are present, else tesseract,
 as measured in docs/ocr.md.
 An engine that also has `read_cells(image, boxes)` can be the second reader of doubted totals
-(`OCR__CELL_READER`). One that finds lines before it reads them (`LineReader`: PP-OCR) lets the
-caption step read only the strip lines nearest a table (worker.pipeline.context).
+(`OCR__CELL_READER`). One with `at_dpi(dpi)` is set for each run's resolution (PP-OCR: its
+caption strips' smallest detection scale; worker.pipeline.stages.Stages.at_dpi). One that finds
+lines before it reads them (`LineReader`: PP-OCR) lets the caption step read only the strip
+lines nearest a table (worker.pipeline.context).
 """
 
 from __future__ import annotations
@@ -31,6 +33,13 @@ if TYPE_CHECKING:
     from worker.settings import ModelSettings, OcrSettings
 
 AUTO = "auto"
+
+
+def rule_length(dpi: int) -> int:
+    """Pixels a ruling line erased before OCR is at least long at `dpi`: a fifth of an inch (10 px
+    at the least), longer than any letter's stroke in body text. Engines take it for the dpi they
+    are loaded for (INPUTS__DPI), not each run's (docs/speed.md, Round 8)."""
+    return max(10, dpi // 5)
 
 
 class OcrEngine(Protocol):
@@ -139,6 +148,12 @@ class FillFlattened:
 
         detect = self.engine.detect_lines  # type: ignore[attr-defined]
         return lambda image: detect(flatten_fills(image))
+
+    def at_dpi(self, dpi: int) -> FillFlattened:
+        """This wrapper around the engine set for pages at `dpi` (itself when nothing changes)."""
+        at = getattr(self.engine, "at_dpi", None)
+        other = at(dpi) if at is not None else self.engine
+        return self if other is self.engine else FillFlattened(other)
 
     def __getattr__(self, name: str) -> object:
         if name == "engine":  # not set yet (a copy being unpickled): never recurse

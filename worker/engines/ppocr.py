@@ -39,6 +39,19 @@ class PpOcrEngine:
     def read(self, image: Image.Image) -> list[Word]:
         return self.engine.read(image)
 
+    def at_dpi(self, dpi: int) -> PpOcrEngine:
+        """The engine for pages at `dpi`: the same sessions, caption strips found no smaller than
+        144 dpi's size there (itself when that is its floor already). The ruling-line length stays
+        the one loaded for INPUTS__DPI: a fifth of an inch at each run's dpi was measured and not
+        kept (photocopy TEDS -0.044 on seed 0: docs/speed.md, Round 8)."""
+        from dataclasses import replace
+
+        from models.ppocr.scale import dpi_floor
+
+        if self.engine.det_min_scale == dpi_floor(dpi):
+            return self
+        return PpOcrEngine(replace(self.engine, det_min_scale=dpi_floor(dpi)))
+
     __call__ = read  # Stages.ocr is a plain callable
 
     def detect_lines(self, image: Image.Image) -> DetectedLines:
@@ -50,9 +63,13 @@ class PpOcrEngine:
 
 
 def load(settings: OcrSettings, dpi: int, models: ModelSettings | None = None) -> PpOcrEngine:
+    from dataclasses import replace
+
     import models.ppocr as ppocr
     from models.ppocr.detect import DetectConfig
     from models.ppocr.recognise import RecogniseConfig
+    from models.ppocr.scale import dpi_floor
+    from worker.engines.ocr import rule_length
 
     engine = ppocr.load(
         models.models_dir if models is not None else None,
@@ -61,6 +78,7 @@ def load(settings: OcrSettings, dpi: int, models: ModelSettings | None = None) -
         detect=DetectConfig(min_side=settings.ppocr_det_min_side, tile_pixels=settings.ppocr_det_tile_pixels),
         recognise=RecogniseConfig(batch_size=settings.ppocr_rec_batch_size),
         min_score=settings.ppocr_min_score,
-        rule_min_px=max(10, dpi // 5),
+        rule_min_px=rule_length(dpi),
+        det_x_height=settings.ppocr_strip_x_height,
     )
-    return PpOcrEngine(engine)
+    return PpOcrEngine(replace(engine, det_min_scale=dpi_floor(dpi)))

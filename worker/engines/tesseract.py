@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from worker.core.types import Word
+from worker.engines.ocr import rule_length
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -27,7 +28,7 @@ class TesseractOcr:
         self.lang = settings.lang
         self.psm = settings.psm
         self.threads = settings.threads or None
-        self.rule_min_px = max(10, dpi // 5)
+        self.rule_min_px = rule_length(dpi)
 
     @property
     def version(self) -> str:

@@ -54,7 +54,8 @@ def process_pages(
     record_extra: dict[str, Any] | None = None,
 ) -> Iterator[PageResult]:
     """Yield one PageResult per page, in order, after its tables and page record are written."""
-    run = Run(doc, doc_id, stages, storage, settings, dpi or settings.inputs.dpi, record_extra=record_extra or {})
+    dpi = dpi or settings.inputs.dpi
+    run = Run(doc, doc_id, stages.at_dpi(dpi), storage, settings, dpi, record_extra=record_extra or {})
     lanes = settings.lanes.pipeline_lanes
     size = max(1, min(group_pages(stages, settings), math.ceil(len(pages) / lanes)))  # every lane gets pages
     groups = [pages[start : start + size] for start in range(0, len(pages), size)]

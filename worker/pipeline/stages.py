@@ -4,7 +4,7 @@ can bring their own and torch is imported only when real models load."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PIL import Image
@@ -32,6 +32,18 @@ class Stages:
     # second reader of single cells for OCR'd totals that do not add up; None: the `read_cells` of
     # the OCR engine OCR__CELL_READER names (worker.engines.ocr), loaded when first needed
     cell_reader: Callable[[Image.Image, Sequence[BBox]], list[Reading | None]] | None = None
+
+    def at_dpi(self, dpi: int) -> Stages:
+        """These stages with the OCR engine set for pages at `dpi` (PP-OCR: the smallest scale its
+        caption strips' lines are found at): one set of loaded models serves pages of any
+        resolution (the queue's jobs, the eval's kinds), loaded for INPUTS__DPI. A test's own
+        reader is kept as it is."""
+        engine = self.ocr_engine
+        at = getattr(engine, "at_dpi", None)
+        if engine is None or at is None or getattr(self.ocr, "__self__", None) is not engine:
+            return self
+        other = at(dpi)
+        return self if other is engine else replace(self, ocr=other.read, ocr_engine=other)
 
     def models(self) -> dict[str, Any]:
         out = {"structure": _model_entry(self.structure)}
