@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
+from models.page_normalise import _wipe_specks
 from models.rules import DARK, RULE_MAX_THICKNESS_PX, runs
 
 MIN_H = 3  # horizontal rules in a grid: a frame and at least one row line
@@ -204,3 +205,111 @@ def _inked_from(profile: np.ndarray, window: int, mass: float, lo: float, hi: fl
     first = float(before[0]) - window / 2 if before.size else lo
     last = float(after[-1]) + window / 2 if after.size else hi
     return max(0.0, first), min(float(profile.size), last)
+
+
+FOREIGN_RULE_FILL = 0.9  # a row this dark across the grid's width and past both its sides is a rule
+FOREIGN_PAST_IN = 0.1  # ... running this far past the grid on each side: the page's, not the table's
+FOREIGN_GAP_IN = 0.05  # ... and this far from the grid's own frame (a double frame rule is the table's)
+
+
+def cut_at_foreign_rules(
+    image: Image.Image,
+    box: tuple[float, float, float, float],
+    grid: tuple[float, float, float, float],
+    dpi: int,
+    margins: tuple[float, float],
+) -> tuple[float, float, float, float]:
+    """`box` (holding `grid`) cut above or below so that its crop, which reaches `margins` (top,
+    bottom) past it, stops short of a page-wide rule outside the grid whenever it would reach past
+    that rule into ink beyond it: a section heading and the rule under it. On bold photocopies the
+    detector's box rose 12-25 px into the heading over a table, and SLANet read the heading and
+    its rule as rows and columns (docs/scans.md, "Photocopies: page rules and cut lines in the
+    crop"). A rule runs past the grid on both sides by `FOREIGN_PAST_IN`: a table's own rules end
+    at its frame. The box never shrinks inside the grid, and a crop that holds no ink beyond the
+    rule is kept."""
+    grey = np.asarray(image.convert("L"))
+    h, w = grey.shape
+    past, gap = FOREIGN_PAST_IN * dpi, FOREIGN_GAP_IN * dpi
+    xa, xb = int(round(grid[0] - past)), int(round(grid[2] + past))
+    if xa < 0 or xb > w:
+        return box
+    mass = TRIM_INK_IN2 * dpi * dpi
+    x0, y0, x1, y1 = box
+    top, bottom = margins
+    crop_top, crop_bottom = max(0, int(np.floor(y0 - top))), min(h, int(np.ceil(y1 + bottom)))
+    dark = grey[crop_top:crop_bottom] < DARK
+    band = _close(dark[:, xa:xb])  # one-pixel drop-outs closed, as for the grid's own rules
+    band = band | np.vstack([band[1:], band[-1:]])  # a rule across two rows (a slight tilt) counts
+    frame = RULE_MAX_THICKNESS_PX // 2  # the grid's box runs along its frame's centres
+    sides = (band[:, : max(1, int(grid[0]) - frame - xa)], band[:, int(grid[2]) + frame + 1 - xa :])
+    filled = band.mean(axis=1) >= FOREIGN_RULE_FILL
+    for side in sides:  # dark past the frame on both sides: a table's own rules end at its frame
+        filled &= side.mean(axis=1) >= FOREIGN_RULE_FILL if side.size else False
+    cx0, cx1 = max(0, int(x0 - top)), min(w, int(x1 + top))  # ink beyond a rule, over the crop's width
+    above = [y for y in _rule_rows(filled) if crop_top + y[1] < grid[1] - gap]
+    if above:
+        r0, r1 = above[-1]  # the rule nearest the grid
+        if dark[:r0, cx0:cx1].sum() >= mass:
+            y0 = max(y0, min(grid[1], crop_top + r1 + 1 + top))
+    below = [y for y in _rule_rows(filled) if crop_top + y[0] > grid[3] + gap]
+    if below:
+        r0, r1 = below[0]
+        if dark[r1 + 1 :, cx0:cx1].sum() >= mass:
+            y1 = min(y1, max(grid[3], crop_top + r0 - 1 - bottom))
+    return (x0, y0, x1, y1)
+
+
+def _rule_rows(filled: np.ndarray) -> list[tuple[int, int]]:
+    """Runs [first, last] of consecutive filled rows no thicker than a rule, top to bottom."""
+    out = []
+    rows = np.flatnonzero(filled)
+    start = prev = None
+    for r in [*rows.tolist(), None]:
+        if r is not None and prev is not None and r == prev + 1:
+            prev = r
+            continue
+        if start is not None and prev is not None and prev - start + 1 <= RULE_MAX_THICKNESS_PX:
+            out.append((start, prev))
+        start = prev = r
+    return out
+
+
+CUT_LINE_EDGE_ROWS = 2  # a crop's outermost rows ...
+CUT_LINE_INK_IN = 0.1  # ... holding this much ink (inches of dark pixels) cut through a line of text
+
+
+def clear_cut_lines(
+    image: Image.Image,
+    box: tuple[float, float, float, float],
+    grid: tuple[float, float, float, float],
+    dpi: int,
+    margins: tuple[float, float],
+) -> tuple[float, float, float, float]:
+    """`box` (holding `grid`) moved in above or below so that its crop, which reaches `margins`
+    (top, bottom) past it, does not cut through a line of text outside the grid: it then starts
+    at the first blank row between that line and the grid. A caption cut in half at the crop's
+    top edge read as junk words in a photocopied table's header row ("Abe Taaoękan"). A line
+    the crop holds whole, a title or a note, is kept; specks and rules are not text (specks by a
+    page rule at the crop's edge moved a mild photocopy's crop and cost its table 0.12 TEDS);
+    the box never shrinks inside the grid."""
+    grey = np.asarray(image.convert("L"))
+    h, w = grey.shape
+    x0, y0, x1, y1 = box
+    top, bottom = margins
+    crop_top, crop_bottom = max(0, int(np.floor(y0 - top))), min(h, int(np.ceil(y1 + bottom)))
+    cx0, cx1 = max(0, int(x0 - top)), min(w, int(x1 + top))
+    paper = _wipe_specks(grey[crop_top:crop_bottom, cx0:cx1].astype(np.float32))  # specks are no text
+    dark = paper < DARK
+    dark &= ~runs(_close(dark), max(10, dpi // 5))  # nor is a rule along the crop's edge
+    ink = dark.sum(axis=1)
+    need, pad = CUT_LINE_INK_IN * dpi, RULE_MAX_THICKNESS_PX
+    g0, g1 = int(grid[1]) - pad - crop_top, int(grid[3]) + pad - crop_top  # the grid's frame, in crop rows
+    if crop_top > 0 and 0 < g0 and ink[:CUT_LINE_EDGE_ROWS].sum() >= need:
+        blank = np.flatnonzero(ink[:g0] == 0)
+        if blank.size:
+            y0 = max(y0, min(grid[1], crop_top + float(blank[0]) + top))
+    if crop_bottom < h and g1 < ink.size and ink[-CUT_LINE_EDGE_ROWS:].sum() >= need:
+        blank = np.flatnonzero(ink[g1:] == 0)
+        if blank.size:
+            y1 = min(y1, max(grid[3], crop_top + g1 + float(blank[-1]) + 1 - bottom))
+    return (x0, y0, x1, y1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image, ImageDraw
 
-from models.ruled_tables import find_grids, trim_to_grid
+from models.ruled_tables import clear_cut_lines, cut_at_foreign_rules, find_grids, trim_to_grid
 from worker.core.detections import TableBox
 from worker.core.geometry import iou
 from worker.core.ruled_boxes import held_grid, reconcile
@@ -99,3 +99,51 @@ def test_blank_specked_paper_beside_a_grid_is_trimmed_and_a_title_is_kept() -> N
     assert abs(x1 - grid[2]) < 0.1 * DPI  # the specked paper on the right is gone
     assert y0 < 272  # the title line above the frame stays in
     assert (x0, y1) == (140.0, 440.0) or (x0 <= grid[0] and y1 >= grid[3])
+
+
+def _headed_table(rule_width: tuple[int, int] = (60, 1130)) -> tuple[Image.Image, tuple[float, ...]]:
+    """A ruled table (frame at y 300) under a heading and a rule across the page 20 px above it,
+    as a report's section heading sits over its table; its grid's box."""
+    page = _page([(150, 300, 6, 4, 160)])
+    draw = ImageDraw.Draw(page)
+    draw.text((500, 262), "Heavy metals", fill=0)
+    draw.line([(rule_width[0], 280), (rule_width[1], 280)], fill=0, width=2)
+    return page, find_grids(page, DPI)[0].box
+
+
+def test_a_crop_reaching_past_a_page_rule_into_a_heading_is_cut_at_the_rule() -> None:
+    page, grid = _headed_table()
+    for seed in (0, 1, 2):  # bold or thin strokes: the rule is still found
+        copy = degrade(page, DPI, "photocopy", "moderate", seed=seed).image
+        box = (grid[0] - 8, 268.0, grid[2] + 8, grid[3] + 8)  # the box rose into the heading
+        x0, y0, x1, y1 = cut_at_foreign_rules(copy, box, grid, DPI, (8.0, 8.0))
+        assert 282 + 8 <= y0 <= grid[1], (seed, y0)  # the crop (8 px above the box) starts below the rule
+        assert (x0, x1, y1) == (box[0], box[2], box[3])
+    # a crop that holds the rule but no ink beyond it is left as it is (a clean page's box)
+    box = (grid[0] - 8, 285.0, grid[2] + 8, grid[3] + 8)
+    assert cut_at_foreign_rules(page, box, grid, DPI, (8.0, 8.0)) == box
+
+
+def test_a_rule_ending_at_the_table_frame_is_the_tables_own_and_stays() -> None:
+    page, grid = _headed_table(rule_width=(150, 790))  # as wide as the table: its own top rule
+    box = (grid[0] - 8, 268.0, grid[2] + 8, grid[3] + 8)
+    assert cut_at_foreign_rules(page, box, grid, DPI, (8.0, 8.0)) == box
+
+
+def test_a_crop_edge_cutting_a_caption_moves_to_the_blank_paper_and_a_whole_title_stays() -> None:
+    page = _page([(150, 300, 6, 4, 160)])
+    draw = ImageDraw.Draw(page)
+    draw.text((150, 276), "Table 3 - European ABCP issuance", fill=0)  # glyph rows about 278-286
+    grid = find_grids(page, DPI)[0].box
+    cut = (grid[0] - 8, 290.0, grid[2] + 8, grid[3] + 8)  # its crop (8 px more) starts mid-caption
+    y0 = clear_cut_lines(page, cut, grid, DPI, (8.0, 8.0))[1]
+    ink = np.asarray(page)[int(y0 - 8) : int(grid[1]) - 2, 100:900] < 128
+    assert 290 < y0 <= grid[1] and not ink.any()  # the crop starts on paper, the cut line left out
+    whole = (grid[0] - 8, 284.0, grid[2] + 8, grid[3] + 8)  # its crop holds the caption whole
+    assert clear_cut_lines(page, whole, grid, DPI, (8.0, 8.0)) == whole
+
+
+def test_a_page_rule_along_the_crop_edge_is_no_cut_line() -> None:
+    page, grid = _headed_table()  # the page rule at y 280-281, the frame at 300
+    box = (grid[0] - 8, 288.0, grid[2] + 8, grid[3] + 8)  # its crop's first rows are the rule
+    assert clear_cut_lines(page, box, grid, DPI, (8.0, 8.0)) == box

@@ -223,12 +223,15 @@ def ruled_tables(
     """Second finder on normalised pages: the detector's boxes checked against the page's ruled
     grids (`worker.core.ruled_boxes`): a box over two grids is split, a box over most of a grid
     widened to all of it, a grid no box covers added; then blank paper between a box's edges and
-    the one grid it holds is trimmed off (`NORMALISE__TRIM_BOXES`). On photocopies the detector
-    merged, missed or overdrew tables whose rules were plain."""
+    the one grid it holds is trimmed off (`NORMALISE__TRIM_BOXES`), a box whose crop reaches past
+    a page-wide rule into a heading is cut at the rule (`NORMALISE__CUT_FOREIGN_RULES`), and one
+    whose crop's edge cuts a line of text outside the grid moves in to blank paper
+    (`NORMALISE__CLEAR_CUT_LINES`). On photocopies the detector merged, missed or overdrew tables
+    whose rules were plain, and rose into the headings over them."""
     s = run.settings
     if not s.normalise.ruled_tables:
         return
-    from models.ruled_tables import find_grids, trim_to_grid
+    from models.ruled_tables import clear_cut_lines, cut_at_foreign_rules, find_grids, trim_to_grid
 
     for p in loaded:
         transform = results[p].transform
@@ -239,11 +242,24 @@ def ruled_tables(
         if not grids:
             continue
         boxes[p], _, _ = reconcile(boxes[p], grids, run.engine.detection_threshold(s), WIDEN_MIN_IN * dpi)
-        if s.normalise.trim_boxes:
-            for i, b in enumerate(boxes[p]):
-                grid = held_grid(b.bbox, grids)
-                if grid is not None:
-                    boxes[p][i] = replace(b, bbox=trim_to_grid(page, b.bbox, grid, dpi))
+        for i, b in enumerate(boxes[p]):
+            grid = held_grid(b.bbox, grids)
+            if grid is None:
+                continue
+            if s.normalise.trim_boxes:
+                b = boxes[p][i] = replace(b, bbox=trim_to_grid(page, b.bbox, grid, dpi))
+            if s.normalise.cut_foreign_rules:
+                cut = cut_at_foreign_rules(page, b.bbox, grid, dpi, crop_margins(run, b, page.size))
+                b = boxes[p][i] = replace(b, bbox=cut)
+            if s.normalise.clear_cut_lines:
+                cut = clear_cut_lines(page, b.bbox, grid, dpi, crop_margins(run, b, page.size))
+                boxes[p][i] = replace(b, bbox=cut)
+
+
+def crop_margins(run: Run, box: TableBox, page_size: tuple[int, int]) -> tuple[float, float]:
+    """How far the engine's crop of `box` reaches above and below it: what SLANet reads is the crop."""
+    crop = run.engine.crop_box(box, page_size, run.settings)
+    return box.bbox[1] - crop[1], crop[3] - box.bbox[3]
 
 
 def aligned_tables(
