@@ -188,6 +188,40 @@ def test_row_boundaries_move_off_text_when_the_boxes_sit_too_high() -> None:
     assert "row boundaries moved off the text lines they cut" in grid.repairs
 
 
+def test_one_boundary_through_a_tall_cell_moves_alone_and_the_other_rows_stay() -> None:
+    """Rows of cells six lines tall, the model's second boundary a few pixels into the last line
+    of the row above, and the last row's cells ending above its last line (outside the rows
+    whatever is done inside): that boundary moves down past the line, and no row is shifted by a
+    line (a joint scale-and-shift stretching the table to take the last line in found a cut-free
+    fit one line off every boundary, dev eu-003 p1)."""
+    rows = [[(f"r{r}c{c}", 1, 1) for c in range(3)] for r in range(4)]
+    tokens, boxes = _tokens(rows, cell=(100, 120))
+    moved = [StructureToken(t.token, t.score, None if t.bbox is None else _nudged(t.bbox)) for t in tokens]
+    words = []
+    for text, b in boxes.items():  # six lines of 12 px every 18 px; the cell's label on the first
+        for line in range(6):
+            y0 = b[1] + 6 + 18 * line
+            words.append(Word(text if line == 0 else f"{text}-{line}", (b[0] + 6, y0, b[0] + 50, y0 + 12)))
+    grid = token_grid(moved, words, (300, 500))
+    texts = {c.text.split()[0]: (c.row, c.col) for c in grid.cells}
+    assert texts == {f"r{r}c{c}": (r, c) for r in range(4) for c in range(3)}
+    for cell in grid.cells[:9]:  # every line of a cell in it, none in the next row
+        assert len(cell.text.split()) == 6, cell.text
+
+
+def _nudged(box: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
+    """Row 1's cells end 12 px early and row 2's start 12 px early (boundary 2 cuts row 1's last
+    line, well above its middle); row 3's end 24 px early."""
+    x0, y0, x1, y1 = box
+    if 120 <= y0 < 240:
+        return (x0, y0, x1, y1 - 12)
+    if 240 <= y0 < 360:
+        return (x0, y0 - 12, x1, y1)
+    if y0 >= 360:
+        return (x0, y0, x1, y1 - 24)
+    return box
+
+
 def test_an_inverted_token_box_is_repaired_not_fatal() -> None:
     """Like Table Transformer's objects, one bad box must not lose the table."""
     item = parse_payload(
