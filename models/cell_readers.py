@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from PIL import Image
 
 from models.ocr import _tesseract_tsv, erase_rules
-from models.rules import RULE_MIN_PX
+from models.rules import RULE_MIN_PX, rule_length
 from worker.core.totals import Reading
 from worker.core.types import BBox, Word
 
@@ -119,7 +119,7 @@ class TesseractDigits:
 
     def __init__(self, settings: OcrSettings, dpi: int) -> None:
         self.lang = settings.lang
-        self.rule_min_px = max(10, dpi // 5)
+        self.rule_min_px = rule_length(dpi)
 
     @property
     def version(self) -> str:

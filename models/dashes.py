@@ -41,16 +41,28 @@ OVER = 0.5  # nor a glyph this near above or below it: an underline, a strike-th
 CORE = 0.2  # and it lies on a text line: within a glyph's height, less this share at either end
 
 
-def glyph_height(mask: np.ndarray, words: Sequence[Word]) -> float | None:
-    """The median ink height of the marks inside the OCR's words: the unit every threshold is
-    in (word boxes are padded by the detector, so their own height overstates the text's)."""
-    parts = component_boxes(mask)
-    heights = []
-    for x0, y0, x1, y1 in parts:
-        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-        if y1 - y0 >= 3 and any(w.bbox[0] <= cx <= w.bbox[2] and w.bbox[1] <= cy <= w.bbox[3] for w in words):
-            heights.append(float(y1 - y0))
-    return float(median(heights)) if len(heights) >= 3 else None
+def in_words(parts: np.ndarray, words: Sequence[Word]) -> np.ndarray:
+    """Which of the (n, 4) boxes `parts` have their centre inside some word's box."""
+    if not len(parts) or not words:
+        return np.zeros(len(parts), dtype=bool)
+    boxes = np.array([w.bbox for w in words], dtype=np.float64)
+    cx, cy = (parts[:, 0] + parts[:, 2]) / 2, (parts[:, 1] + parts[:, 3]) / 2
+    inside = (
+        (boxes[None, :, 0] <= cx[:, None])
+        & (cx[:, None] <= boxes[None, :, 2])
+        & (boxes[None, :, 1] <= cy[:, None])
+        & (cy[:, None] <= boxes[None, :, 3])
+    )
+    return np.asarray(inside.any(axis=1))
+
+
+def glyph_height(parts: np.ndarray, words: Sequence[Word]) -> float | None:
+    """The median ink height of the marks (`parts`, the crop's ink components) inside the OCR's
+    words: the unit every threshold is in (word boxes are padded by the detector, so their own
+    height overstates the text's)."""
+    heights = parts[:, 3] - parts[:, 1]
+    read = heights[(heights >= 3) & in_words(parts, words)]
+    return float(median(read.tolist())) if len(read) >= 3 else None
 
 
 def ink_mask(grey: np.ndarray) -> np.ndarray:
@@ -62,11 +74,9 @@ def ink_mask(grey: np.ndarray) -> np.ndarray:
     return grey < (paper + ink) / 2
 
 
-def _bars(mask: np.ndarray, unit: float) -> tuple[np.ndarray, np.ndarray]:
-    """The crop's dash-shaped marks and its glyph-sized ones, as (n, 4) boxes each."""
-    parts = component_boxes(mask)
-    if not len(parts):
-        return parts, parts
+def _bars(mask: np.ndarray, parts: np.ndarray, unit: float) -> tuple[np.ndarray, np.ndarray]:
+    """The crop's dash-shaped marks and its glyph-sized ones among its ink components `parts`,
+    as (n, 4) boxes each."""
     widths, heights = parts[:, 2] - parts[:, 0], parts[:, 3] - parts[:, 1]
     glyphs = parts[(heights > GLYPH * unit) & (heights <= 2 * unit)]
     shaped = (
@@ -80,7 +90,7 @@ def _bars(mask: np.ndarray, unit: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _alone(bar: np.ndarray, others: np.ndarray, unit: float) -> bool:
-    """No other mark on the bar's line within `BESIDE` text heights, none just above or below it."""
+    """No other mark on the bar's line within `BESIDE` glyph heights, none just above or below it."""
     if not len(others):
         return True
     x0, y0, x1, y1 = (float(v) for v in bar)
@@ -112,20 +122,19 @@ def placeholder_dashes(crop: Image.Image, words: Sequence[Word]) -> list[Word]:
     if not words:
         return []
     mask = ink_mask(np.asarray(crop.convert("L")))
-    unit = glyph_height(mask, words)
+    parts = component_boxes(mask)
+    unit = glyph_height(parts, words)
     if unit is None:
         return []
-    bars, glyphs = _bars(mask, unit)
+    bars, glyphs = _bars(mask, parts, unit)
     if not len(bars):
         return []
     others = np.concatenate([bars, glyphs])
     out: list[Word] = []
-    for bar in bars:
-        cx, cy = (bar[0] + bar[2]) / 2, (bar[1] + bar[3]) / 2
-        if any(w.bbox[0] <= cx <= w.bbox[2] and w.bbox[1] <= cy <= w.bbox[3] for w in words):
-            continue  # read already, as part of a word
+    for bar in bars[~in_words(bars, words)]:  # a bar inside a word was read, as part of it
         if not _alone(bar, others, unit) or not _on_a_line(bar, glyphs):
             continue
+        cy = (bar[1] + bar[3]) / 2
         box = (float(bar[0]), max(0.0, cy - unit * 0.75), float(bar[2]), min(float(crop.height), cy + unit * 0.75))
         out.append(Word(DASH_TEXT, tuple(round(v, 2) for v in box), DASH_CONFIDENCE))  # type: ignore[arg-type]
     return out

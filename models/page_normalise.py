@@ -397,10 +397,10 @@ def clean_page(image: Image.Image) -> Image.Image:
         grey /= paper - ink
         grey *= 255.0
         np.clip(grey, 0, 255, out=grey)
-    return Image.fromarray(_wipe_specks(grey, rules_aside=False).astype(np.uint8))
+    return Image.fromarray(wipe_specks(grey, rules_aside=False).astype(np.uint8))
 
 
-def _wipe_specks(grey: np.ndarray, rules_aside: bool = True) -> np.ndarray:
+def wipe_specks(grey: np.ndarray, rules_aside: bool = True) -> np.ndarray:
     """`grey` (float, paper white) with its isolated specks turned to paper, in place: dark blobs
     with no other ink but ruling lines around them (runs of SPECK_RULE_PX dark pixels or longer)."""
     dark = grey < 128
@@ -441,7 +441,7 @@ def soften_binary(image: Image.Image) -> Image.Image:
     other crop as it is. The structure model and the OCR are trained on antialiased text."""
     if not is_binary(image):
         return image
-    grey = _wipe_specks(np.asarray(image.convert("L"), dtype=np.float32))
+    grey = wipe_specks(np.asarray(image.convert("L"), dtype=np.float32))
     return Image.fromarray(grey.astype(np.uint8)).filter(ImageFilter.GaussianBlur(SOFTEN_SIGMA)).convert(image.mode)
 
 

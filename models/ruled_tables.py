@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from models.page_normalise import _wipe_specks
-from models.rules import DARK, RULE_MAX_THICKNESS_PX, runs
+from models.page_normalise import wipe_specks
+from models.rules import DARK, RULE_MAX_THICKNESS_PX, rule_length, runs
 
 MIN_H = 3  # horizontal rules in a grid: a frame and at least one row line
 MIN_V = 3  # vertical rules in a grid: a frame and at least one column line
@@ -54,7 +54,7 @@ def find_grids(image: Image.Image, dpi: int) -> list[Grid]:
     """Ruled grids on a page rendered or scanned at `dpi`, top to bottom."""
     grey = np.asarray(image.convert("L"))
     dark = grey < DARK
-    min_len = max(10, dpi // 5)  # a fifth of an inch: longer than any stroke of body text
+    min_len = rule_length(dpi)
     h_rules = _rules(_close(dark), min_len)
     v_rules = _rules(_close(dark.T), min_len)
     return [g for g in _grids(h_rules, v_rules) if _table_like(g, dpi)]
@@ -228,15 +228,14 @@ def cut_at_foreign_rules(
     at its frame. The box never shrinks inside the grid, and a crop that holds no ink beyond the
     rule is kept."""
     grey = np.asarray(image.convert("L"))
-    h, w = grey.shape
     past, gap = FOREIGN_PAST_IN * dpi, FOREIGN_GAP_IN * dpi
     xa, xb = int(round(grid[0] - past)), int(round(grid[2] + past))
-    if xa < 0 or xb > w:
+    if xa < 0 or xb > grey.shape[1]:
         return box
     mass = TRIM_INK_IN2 * dpi * dpi
     x0, y0, x1, y1 = box
+    crop_top, crop_bottom, cx0, cx1 = _crop_window(grey.shape, box, margins)
     top, bottom = margins
-    crop_top, crop_bottom = max(0, int(np.floor(y0 - top))), min(h, int(np.ceil(y1 + bottom)))
     dark = grey[crop_top:crop_bottom] < DARK
     band = _close(dark[:, xa:xb])  # one-pixel drop-outs closed, as for the grid's own rules
     band = band | np.vstack([band[1:], band[-1:]])  # a rule across two rows (a slight tilt) counts
@@ -245,7 +244,6 @@ def cut_at_foreign_rules(
     filled = band.mean(axis=1) >= FOREIGN_RULE_FILL
     for side in sides:  # dark past the frame on both sides: a table's own rules end at its frame
         filled &= side.mean(axis=1) >= FOREIGN_RULE_FILL if side.size else False
-    cx0, cx1 = max(0, int(x0 - top)), min(w, int(x1 + top))  # ink beyond a rule, over the crop's width
     above = [y for y in _rule_rows(filled) if crop_top + y[1] < grid[1] - gap]
     if above:
         r0, r1 = above[-1]  # the rule nearest the grid
@@ -257,6 +255,22 @@ def cut_at_foreign_rules(
         if dark[r1 + 1 :, cx0:cx1].sum() >= mass:
             y1 = min(y1, max(grid[3], crop_top + r0 - 1 - bottom))
     return (x0, y0, x1, y1)
+
+
+def _crop_window(
+    shape: tuple[int, ...], box: tuple[float, float, float, float], margins: tuple[float, float]
+) -> tuple[int, int, int, int]:
+    """The page rows (top, bottom) and columns (left, right) of the crop of `box` that reaches
+    `margins` (top, bottom) past it; sideways it reaches the top margin past the box."""
+    h, w = shape[:2]
+    x0, y0, x1, y1 = box
+    top, bottom = margins
+    return (
+        max(0, int(np.floor(y0 - top))),
+        min(h, int(np.ceil(y1 + bottom))),
+        max(0, int(x0 - top)),
+        min(w, int(x1 + top)),
+    )
 
 
 def _rule_rows(filled: np.ndarray) -> list[tuple[int, int]]:
@@ -293,14 +307,13 @@ def clear_cut_lines(
     page rule at the crop's edge moved a mild photocopy's crop and cost its table 0.12 TEDS);
     the box never shrinks inside the grid."""
     grey = np.asarray(image.convert("L"))
-    h, w = grey.shape
+    h = grey.shape[0]
     x0, y0, x1, y1 = box
     top, bottom = margins
-    crop_top, crop_bottom = max(0, int(np.floor(y0 - top))), min(h, int(np.ceil(y1 + bottom)))
-    cx0, cx1 = max(0, int(x0 - top)), min(w, int(x1 + top))
-    paper = _wipe_specks(grey[crop_top:crop_bottom, cx0:cx1].astype(np.float32))  # specks are no text
+    crop_top, crop_bottom, cx0, cx1 = _crop_window(grey.shape, box, margins)
+    paper = wipe_specks(grey[crop_top:crop_bottom, cx0:cx1].astype(np.float32))  # specks are no text
     dark = paper < DARK
-    dark &= ~runs(_close(dark), max(10, dpi // 5))  # nor is a rule along the crop's edge
+    dark &= ~runs(_close(dark), rule_length(dpi))  # nor is a rule along the crop's edge
     ink = dark.sum(axis=1)
     need, pad = CUT_LINE_INK_IN * dpi, RULE_MAX_THICKNESS_PX
     g0, g1 = int(grid[1]) - pad - crop_top, int(grid[3]) + pad - crop_top  # the grid's frame, in crop rows

@@ -51,10 +51,17 @@ def find_ruling_lines(
     return RulingLines(_centres(h_mask.sum(axis=1), min_len), _centres(v_mask.sum(axis=0), min_len))
 
 
+def rule_length(dpi: int) -> int:
+    """The shortest ruling line at `dpi`, in pixels: a fifth of an inch (10 px at the least),
+    longer than any letter's stroke in body text. The OCR engines take it for the dpi they are
+    loaded for (INPUTS__DPI), not each run's (docs/speed.md, Round 8)."""
+    return max(10, dpi // 5)
+
+
 def crop_rules(crop: Image.Image, dpi: int) -> RulingLines:
-    """The rules of a table crop rendered at `dpi`: a rule is at least a fifth of an inch long
-    (10 px at the least), so a letter's stroke never counts as one."""
-    return find_ruling_lines(crop, max(10, dpi // 5))
+    """The rules of a table crop rendered at `dpi` (`rule_length` long at least, so a letter's
+    stroke never counts as one)."""
+    return find_ruling_lines(crop, rule_length(dpi))
 
 
 def _centres(counts: np.ndarray, min_len: int) -> tuple[float, ...]:

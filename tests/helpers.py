@@ -27,6 +27,20 @@ def _dev_data() -> Path:
 DEV_DATA = _dev_data()
 
 
+def weights_absent(models: Any = None) -> str | None:
+    """Why the embedded engine's files (`models`, default all of them: the table models and
+    PP-OCR's) cannot be used from the checkout's cache, or None when every one is present and
+    right; tests that need them skip with this reason (`.ci/setup` fetches them)."""
+    from models.embedded.weights import MODELS, EmbeddedWeightsMissing, default_dir, locate
+
+    try:
+        for model in MODELS if models is None else models:
+            locate(model, default_dir(None))
+    except EmbeddedWeightsMissing as exc:
+        return str(exc)
+    return None
+
+
 def free_port() -> int:
     """A loopback port nobody listens on right now."""
     with socket.socket() as s:

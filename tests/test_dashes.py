@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import weights_absent
 from PIL import Image, ImageDraw
 
 from models.dashes import placeholder_dashes
-from models.embedded.weights import MODELS, EmbeddedWeightsMissing, default_dir, locate
 from worker.core.types import Word
 from worker.devtools.samples import load_font
 
@@ -65,16 +65,7 @@ def test_a_dash_the_ocr_read_inside_a_word_is_not_read_twice() -> None:
     assert placeholder_dashes(image, []) == []  # no words: no glyph height to judge by
 
 
-def _weights_absent() -> str | None:
-    try:
-        for model in MODELS:
-            locate(model, default_dir(None))
-    except EmbeddedWeightsMissing as exc:
-        return str(exc)
-    return None
-
-
-@pytest.mark.skipif(_weights_absent() is not None, reason=f"embedded weights absent: {_weights_absent()}")
+@pytest.mark.skipif(weights_absent() is not None, reason=f"embedded weights absent: {weights_absent()}")
 @pytest.mark.parametrize("copy", ["grey", "black-and-white"])
 def test_a_scanned_ruled_table_keeps_its_dashes_in_their_cells(tmp_path: Path, copy: str) -> None:
     """A grey scan, and a black-and-white copy, whose crop the models read with its specks wiped

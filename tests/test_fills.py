@@ -10,21 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import weights_absent
 from PIL import Image, ImageDraw, ImageFont
 
+from models.embedded.weights import OCR_MODELS
 from models.fills import flatten_fills
-
-
-def _ppocr_absent() -> str | None:
-    from models.embedded.weights import OCR_MODELS, EmbeddedWeightsMissing, default_dir, locate
-
-    try:
-        for model in OCR_MODELS:
-            locate(model, default_dir(None))
-    except EmbeddedWeightsMissing as exc:
-        return str(exc)
-    return None
-
 
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
 LABELS = ["Country", "Domestic", "Imported", "Unknown"]
@@ -62,7 +52,8 @@ def test_a_page_without_fills_comes_back_unchanged():
 
 
 @pytest.mark.skipif(
-    _ppocr_absent() is not None, reason="PP-OCR weights absent (tablesight models download --engine embedded)"
+    weights_absent(OCR_MODELS) is not None,
+    reason="PP-OCR weights absent (tablesight models download --engine embedded)",
 )
 def test_ppocr_reads_the_labels_of_a_white_on_dark_band_only_once_flattened():
     """PP-OCR, the default engine, reads white letters on a dark fill as noise; flattened,

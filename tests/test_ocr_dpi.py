@@ -5,7 +5,8 @@ length stays the loaded one."""
 from __future__ import annotations
 
 from models.ppocr.engine import PpOcr
-from worker.engines.ocr import FillFlattened, rule_length
+from models.rules import rule_length
+from worker.engines.ocr import FillFlattened
 from worker.engines.ppocr import PpOcrEngine
 from worker.engines.tesseract import TesseractOcr
 from worker.pipeline.stages import Stages

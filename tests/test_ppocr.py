@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import weights_absent
 from PIL import Image, ImageDraw
 
 from models.embedded.weights import OCR_MODELS, PPOCR_DET, EmbeddedWeightsMissing, default_dir, locate
@@ -21,17 +22,9 @@ from worker.devtools.samples import load_font
 FOLDER = default_dir(None)
 
 
-def _absent() -> str | None:
-    try:
-        for model in OCR_MODELS:
-            locate(model, FOLDER)
-    except EmbeddedWeightsMissing as exc:
-        return str(exc)
-    return None
-
-
 needs_weights = pytest.mark.skipif(
-    _absent() is not None, reason=f"PP-OCR weights absent: {_absent()} (tablesight models download --engine embedded)"
+    weights_absent(OCR_MODELS) is not None,
+    reason=f"PP-OCR weights absent: {weights_absent(OCR_MODELS)} (tablesight models download --engine embedded)",
 )
 
 
@@ -147,8 +140,8 @@ def test_ocr_engine_auto_falls_back_to_tesseract_without_the_files(tmp_path) -> 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
     """The demo's two-page scanned sample through the embedded engine, read by PP-OCR."""
-    if _absent():
-        pytest.skip(f"PP-OCR weights absent: {_absent()}")
+    if weights_absent(OCR_MODELS):
+        pytest.skip(f"PP-OCR weights absent: {weights_absent(OCR_MODELS)}")
     from models.embedded.weights import TABLE_MODELS
     from worker.devtools.samples import write_sample
     from worker.pipeline import extract_document, load_stages

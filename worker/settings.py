@@ -311,9 +311,10 @@ class OcrSettings(Group):
 
     dashes: bool = Field(
         True,
-        description="an OCR'd table's empty body cells whose one mark is a lone dash (a missing value's "
-        "placeholder, too thin for the OCR's text detector) read as `-` (models.dashes; on four dev pages a "
-        "quarter of the values were such dashes, every one lost: docs/ocr.md)",
+        description="lone dashes in an OCR'd table's crop (a missing value's placeholder, too thin for the OCR's "
+        "text detector: a solid flat bar on a text line, in no word, with no other mark beside it) read as `-` "
+        "words (models.dashes; on four dev pages a quarter of the values were such dashes, every one lost: "
+        "docs/ocr.md)",
     )
 
     cell_reader: str = Field(

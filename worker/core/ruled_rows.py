@@ -55,8 +55,8 @@ def rows_onto_rules(bands: list[Band], words: Sequence[Word], rules: Sequence[fl
             continue
         # the rule nearest the boundary that lies on none, with words of this band on both sides
         loose = band.lo if not top_ruled else band.hi
+        mine = [(a + b) / 2 for a, b in spans if band.lo <= (a + b) / 2 < band.hi]
         for y in sorted(inside, key=lambda v: abs(v - loose)):
-            mine = [(a + b) / 2 for a, b in spans if band.lo <= (a + b) / 2 < band.hi]
             if not any(c < y for c in mine) or not any(c > y for c in mine):
                 continue
             if any(a < y < b for a, b in spans):

@@ -280,10 +280,9 @@ def fit_rows_to_text(bands: list[Band], cells: list[_Cell], words: list[Word], r
             continue
         lo = moved[k - 1] if k else bands[0].lo
         hi = moved[k + 1] if k + 1 < len(moved) else bands[-1].hi
-        options = [e + d for e in edges for d in (-0.25, 0.25) if abs(e + d - cut) <= reach and lo < e + d < hi]
-        free = [y for y in options if _crossings(y, starts, ends) == 0]
-        if free:
-            moved[k] = min(free, key=lambda y: abs(y - cut))
+        gap = _nearest_gap(cut, lo, hi, edges, reach, starts, ends)
+        if gap is not None:
+            moved[k] = gap
     if base > sum(_crossings(c, starts, ends) for c in moved):
         repairs.append("row boundaries moved off the text lines they cut")
     else:
@@ -323,18 +322,34 @@ def _moved_alone(
             return None
         lo = moved[k - 1] if k else bands[0].lo
         hi = moved[k + 1] if k + 1 < len(moved) else bands[-1].hi
-        down = above > below  # the lines belong to the row above: the boundary goes below them
-        free = [
-            e + d
-            for e in edges
-            for d in (-0.25, 0.25)
-            if abs(e + d - cut) <= reach and lo < e + d < hi and (e + d > cut) == down
-        ]
-        free = [y for y in free if _crossings(y, starts, ends) == 0]
-        if not free:
+        # the lines belong to the row above when most of them lies there: the boundary goes below them
+        gap = _nearest_gap(cut, lo, hi, edges, reach, starts, ends, down=above > below)
+        if gap is None:
             return None
-        moved[k] = min(free, key=lambda y: abs(y - cut))
+        moved[k] = gap
     return moved
+
+
+def _nearest_gap(
+    cut: float,
+    lo: float,
+    hi: float,
+    edges: list[float],
+    reach: float,
+    starts: list[float],
+    ends: list[float],
+    down: bool | None = None,
+) -> float | None:
+    """The position nearest `cut`, within `reach` and strictly between `lo` and `hi`, that cuts no
+    word (just off a word's edge); only below `cut` (`down`) or above it (not `down`) when given."""
+    options = [
+        e + d
+        for e in edges
+        for d in (-0.25, 0.25)
+        if abs(e + d - cut) <= reach and lo < e + d < hi and (down is None or (e + d > cut) == down)
+    ]
+    free = [y for y in options if _crossings(y, starts, ends) == 0]
+    return min(free, key=lambda y: abs(y - cut)) if free else None
 
 
 def _bands_at(bands: list[Band], cuts: list[float]) -> list[Band]:

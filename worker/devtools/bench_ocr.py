@@ -54,6 +54,7 @@ def _children_cpu() -> float:
 def _readers(variants: list[str], dpi: int) -> dict[str, Any]:
     """One OCR callable per variant (PP-OCR sessions loaded once, before any timing)."""
     from models.ocr import ocr_words
+    from models.rules import rule_length
 
     readers: dict[str, Any] = {}
     for name in variants:
@@ -67,7 +68,7 @@ def _readers(variants: list[str], dpi: int) -> dict[str, Any]:
                 threads=o.get("threads", 1),
                 detect=DetectConfig(min_side=o.get("min_side", 0), scale=o.get("scale", 1.0)),
                 recognise=RecogniseConfig(batch_size=o.get("batch", 8)),
-                rule_min_px=max(10, dpi // 5),
+                rule_min_px=rule_length(dpi),
             )
         else:
 
@@ -75,7 +76,7 @@ def _readers(variants: list[str], dpi: int) -> dict[str, Any]:
                 return ocr_words(
                     crop,
                     psm=o.get("psm", 11),
-                    rule_min_px=max(10, dpi // 5),
+                    rule_min_px=rule_length(dpi),
                     threads=1,
                     invert=o.get("invert", True),
                     dpi=dpi if o.get("dpi") else None,

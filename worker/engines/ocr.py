@@ -35,13 +35,6 @@ if TYPE_CHECKING:
 AUTO = "auto"
 
 
-def rule_length(dpi: int) -> int:
-    """Pixels a ruling line erased before OCR is at least long at `dpi`: a fifth of an inch (10 px
-    at the least), longer than any letter's stroke in body text. Engines take it for the dpi they
-    are loaded for (INPUTS__DPI), not each run's (docs/speed.md, Round 8)."""
-    return max(10, dpi // 5)
-
-
 class OcrEngine(Protocol):
     """Reads the words of one image (a table crop or a page strip)."""
 

@@ -69,7 +69,7 @@ def load(settings: OcrSettings, dpi: int, models: ModelSettings | None = None) -
     from models.ppocr.detect import DetectConfig
     from models.ppocr.recognise import RecogniseConfig
     from models.ppocr.scale import dpi_floor
-    from worker.engines.ocr import rule_length
+    from models.rules import rule_length
 
     engine = ppocr.load(
         models.models_dir if models is not None else None,

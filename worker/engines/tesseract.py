@@ -8,7 +8,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from worker.core.types import Word
-from worker.engines.ocr import rule_length
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -28,6 +27,8 @@ class TesseractOcr:
         self.lang = settings.lang
         self.psm = settings.psm
         self.threads = settings.threads or None
+        from models.rules import rule_length
+
         self.rule_min_px = rule_length(dpi)
 
     @property

@@ -48,10 +48,10 @@ def ocr_inputs(table: GtTable, keep_rules: bool = False, ocr: Any = None) -> tup
     from PIL import Image
 
     from models.ocr import ocr_words
-    from models.rules import find_ruling_lines
+    from models.rules import find_ruling_lines, rule_length
 
     dpi = 144  # the evaluation images' render resolution (see the data README)
-    min_len = max(10, dpi // 5)
+    min_len = rule_length(dpi)
     with Image.open(table.image_path) as im:
         rgb = im.convert("RGB")
     if ocr is not None:

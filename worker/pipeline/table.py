@@ -104,15 +104,6 @@ def scan_rules(table: FoundTable, run: Run) -> RulingLines | None:
     return crop_rules(table.crop, run.dpi)
 
 
-def with_dashes(table: FoundTable) -> list[Word]:
-    """The placeholder dashes of an OCR'd table's crop that the OCR cannot see (models.dashes).
-    They join the table's words, so a stored replay rebuilds the same grid."""
-    from models.dashes import placeholder_dashes
-
-    assert not isinstance(table.words, Future)
-    return placeholder_dashes(table.raw_crop if table.raw_crop is not None else table.crop, table.words)
-
-
 def build_table(
     run: Run,
     table: FoundTable,
@@ -126,9 +117,15 @@ def build_table(
     On a normalised page (`transform`), the table's box and the page size go back to the page
     as it came in; the crop, its box and the cells stay on the normalised page the models saw."""
     assert not isinstance(table.words, Future) and not isinstance(table.context, Future), "settle() first"
-    dashes = with_dashes(table) if table.text_source == "ocr" and run.settings.ocr.dashes else []
+    dashes: list[Word] = []
+    if table.text_source == "ocr" and run.settings.ocr.dashes:
+        # the placeholder dashes the OCR cannot see (models.dashes): they join the table's words,
+        # so a stored replay rebuilds the same grid
+        from models.dashes import placeholder_dashes
+
+        dashes = placeholder_dashes(table.raw_crop if table.raw_crop is not None else table.crop, table.words)
+        table.words = [*table.words, *dashes]
     table.raw_crop = None  # what it was kept for is done
-    table.words = [*table.words, *dashes]
     built = run.engine.build_grid(objects, table.words, table.crop, run.dpi, run.settings)
     if dashes:
         built.grid.repairs.append(f"{len(dashes)} placeholder dash(es) read from the crop's pixels")
