@@ -17,7 +17,9 @@ PIL and numpy; plain numbers out.
 from __future__ import annotations
 
 import numpy as np
-from PIL import Image, ImageFilter
+from PIL import Image
+
+from models.max_filter import max_filter
 
 NOISY = 2.0  # mean grey levels of grain on the paper above which a crop counts as noisy
 PAPER_MARGIN = 24  # grey levels under the paper level still counted as paper
@@ -33,8 +35,8 @@ def noise_level(image: Image.Image) -> float:
 
 def _residual(grey: Image.Image, smooth: Image.Image) -> float:
     """`noise_level` of `grey` given its hybrid median `smooth`."""
-    near = np.asarray(smooth.filter(ImageFilter.MinFilter(5)), dtype=np.int16)
     m = np.asarray(smooth, dtype=np.int16)
+    near = -max_filter(-m, 5)  # PIL's MinFilter(5) to the bit, without its 25 reads a pixel
     paper = near >= np.percentile(m[::3, ::3], 60) - PAPER_MARGIN
     if not paper.any():
         return 0.0

@@ -71,18 +71,26 @@ def _centres(counts: np.ndarray, min_len: int) -> tuple[float, ...]:
 
 
 def runs(mask: np.ndarray, length: int) -> np.ndarray:
-    """Pixels lying in a horizontal run of at least `length` True pixels."""
+    """Pixels lying in a horizontal run of at least `length` True pixels.
+
+    From the runs' ends, not a sliding window: each row gets a False pixel after it, so in the
+    flattened mask every run starts where it steps up and ends where it steps down; the long
+    runs are filled back by a cumulative sum of +1 at their starts and -1 at their ends. One-byte
+    arrays and a few passes over the pixels: on a 300-dpi page this was a third of what a scan
+    costs over a clean render (docs/speed.md, Round 10)."""
     height, width = mask.shape
     if length > width:
-        return np.zeros_like(mask)
-    zeros = np.zeros((height, 1), dtype=np.int32)
-    cs = np.concatenate([zeros, np.cumsum(mask, axis=1, dtype=np.int32)], axis=1)
-    full = (cs[:, length:] - cs[:, :-length]) == length  # window starting at j is all True
-    cf = np.concatenate([zeros, np.cumsum(full, axis=1, dtype=np.int32)], axis=1)
-    j = np.arange(width)
-    lo = np.clip(j - length + 1, 0, full.shape[1])
-    hi = np.clip(j + 1, 0, full.shape[1])
-    return (cf[:, hi] - cf[:, lo]) > 0
+        return np.zeros_like(mask, dtype=bool)
+    padded = np.zeros((height, width + 1), dtype=np.int8)
+    padded[:, :width] = mask
+    steps = np.diff(padded.ravel(), prepend=np.int8(0))
+    starts, ends = np.flatnonzero(steps == 1), np.flatnonzero(steps == -1)
+    long = (ends - starts) >= length
+    fill = np.zeros(padded.size, dtype=np.int8)
+    fill[starts[long]] = 1
+    fill[ends[long]] = -1
+    np.cumsum(fill, out=fill)
+    return fill.reshape(height, width + 1)[:, :width].view(bool)
 
 
 def dilate(mask: np.ndarray, size: int) -> np.ndarray:
