@@ -48,7 +48,7 @@ class _Scales:
         return []
 
 
-def test_strips_are_reduced_only_above_the_reference_dpi_and_crops_never() -> None:
+def test_strips_and_crops_are_reduced_only_above_the_reference_dpi_and_each_by_its_setting() -> None:
     from models.ppocr.engine import PpOcr
 
     image, _ = _strip(44, "Total emissions")
@@ -57,8 +57,13 @@ def test_strips_are_reduced_only_above_the_reference_dpi_and_crops_never() -> No
     engine.detect_lines(image)  # det_min_scale 1: a 144-dpi run
     engine.det_min_scale = dpi_floor(300)
     engine.detect_lines(image)
-    engine.read(image)  # a table crop
+    engine.read(image)  # a table crop, PPOCR_CROP_X_HEIGHT 0: at its own scale
+    engine.crop_x_height = 12.0
+    engine.read(image)
+    engine.det_min_scale = 1.0
+    engine.read(image)
     assert fake.scales[0] == 1.0 and 0.25 <= fake.scales[1] < 0.6 and fake.scales[2] == 1.0
+    assert fake.scales[3] == fake.scales[1] and fake.scales[4] == 1.0
 
 
 def _strip(size: int, text: str) -> tuple[Image.Image, tuple[int, int, int, int]]:
@@ -99,7 +104,12 @@ def test_strip_lines_found_reduced_are_boxed_and_read_in_full_size_pixels() -> N
     bx0, by0, bx1, by1 = found.boxes[0]
     assert bx0 <= x0 + 4 and bx1 >= x1 - 4 and by0 <= y0 + 4 and by1 >= y1 - 4  # the whole line, full-size pixels
     assert bx1 - bx0 < (x1 - x0) * 1.2 and by1 - by0 < (y1 - y0) * 2.0
+    (at_full,) = full.detect_lines(image).boxes  # drawn in by the standoff: the box found at full size
+    assert all(abs(a - b) <= 3 for a, b in zip(found.boxes[0], at_full)), (found.boxes[0], at_full)
     assert found.rgb.shape[:2] == np.asarray(image).shape  # read from the full-size image
     read = [w.text for line in reduced.read_lines(found, range(1)) for w in line]
     assert read == [w.text for w in full(image)] == ["Total", "emissions", "2,180"]
-    assert reduced(image) == full(image)  # a table crop (`read`) is always detected at full size
+    assert reduced(image) == full(image)  # a table crop (`read`) at its own scale: PPOCR_CROP_X_HEIGHT 0
+    crops = ppocr.load(threads=1, rule_min_px=60, crop_x_height=12.0)
+    crops.det_min_scale = dpi_floor(300)
+    assert crops(image) == full(image)  # found on the reduced copy, read at full size: the same words

@@ -283,9 +283,17 @@ class OcrSettings(Group):
         ge=0,
         description="PP-OCR: a caption strip whose text's x-height is over 1.3x this (px) has its lines found on "
         "a copy scaled to it (never below 144 dpi's size), and read from the strip at full size (300-dpi strips: "
-        "4.3x the detector pixels of 144-dpi ones, whose text measures 9-14 px). Table crops are always detected "
-        "at full size: reduced, they lost the isolated dashes of empty cells (TEDS -0.012 on 300-dpi dev pages: "
-        "docs/speed.md, Round 8); 0: strips at their own scale too",
+        "4.3x the detector pixels of 144-dpi ones, whose text measures 9-14 px; docs/speed.md, Round 8); "
+        "0: at their own scale",
+    )
+
+    ppocr_crop_x_height: float = Field(
+        12.0,
+        ge=0,
+        description="PP-OCR: the same for table crops, their boxes drawn in to what the full size would give "
+        "(lone dashes are found in the pixels, models.dashes, not by the detector, which lost them on a reduced "
+        "copy). 300-dpi dev pages, seeds 0 and 1: TEDS +0.016 / +0.030, binding +0.05 / +0.10, and about 1.3x "
+        "the clean render's time instead of 2.2x (docs/speed.md, Round 10); 0: at their own scale",
     )
 
     ppocr_det_tile_pixels: int = Field(

@@ -27,6 +27,7 @@ def load(
     min_score: float = 0.5,
     rule_min_px: int | None = None,
     det_x_height: float = 0.0,
+    crop_x_height: float = 0.0,
 ) -> PpOcr:
     """The engine with its checked weights from MODELS_DIR/embedded (or the checkout's cache);
     a missing or corrupt file raises EmbeddedWeightsMissing naming the fix."""
@@ -48,5 +49,6 @@ def load(
         min_score=min_score,
         rule_min_px=rule_min_px,
         det_x_height=det_x_height,
+        crop_x_height=crop_x_height,
         models=models,
     )

@@ -53,15 +53,15 @@ class PpOcr:
     (PaddleOCR's text_score), `rule_min_px` erases ruling lines at least that long first;
     `det_x_height` (px, 0: off) is the x-height `detect_lines` (the caption strips' line finder)
     detects at when an image's text is much larger, never below `det_min_scale` (1: never; set
-    from the run's dpi, models.ppocr.scale); the lines are still read from the image at its own
-    size. `read` (table crops) always detects at full size: a reduced copy lost the isolated
-    dashes of empty cells (docs/speed.md, Round 8)."""
+    from the run's dpi, models.ppocr.scale); `crop_x_height` the same for `read` (table crops).
+    The lines are always read from the image at its own size."""
 
     detector: TextDetector
     recogniser: TextRecogniser
     min_score: float = 0.5
     rule_min_px: int | None = None
     det_x_height: float = 0.0
+    crop_x_height: float = 0.0
     det_min_scale: float = 1.0  # never reduced below this (models.ppocr.scale.dpi_floor of the run's dpi)
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     timings: Timings = field(default_factory=Timings)
@@ -71,7 +71,7 @@ class PpOcr:
 
     def read(self, image: Image.Image, *, offset: tuple[float, float] = (0, 0)) -> list[Word]:
         """Words of `image`, boxes shifted by `offset`, top to bottom, left to right."""
-        found = self._find_lines(image, 0.0)
+        found = self._find_lines(image, self.crop_x_height)
         return [w for line in self.read_lines(found, range(len(found.boxes)), offset=offset) for w in line]
 
     def detect_lines(self, image: Image.Image) -> DetectedLines:

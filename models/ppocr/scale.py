@@ -1,4 +1,4 @@
-"""The scale a caption strip's text lines are found at: large text found on a reduced copy, read at full size.
+"""The scale a caption strip's or table crop's text lines are found at: large text found on a reduced copy, read at full size.
 
 The DB detector's cost follows its input's pixels, and a 300-dpi strip has 4.3x the pixels of
 the same strip at 144 dpi, with text twice as tall as the detector needs to find it. So an image
@@ -6,8 +6,9 @@ whose text's x-height is well above `target` is detected at the scale that bring
 `target`; the line boxes come back in the image's own pixels (`TextDetector.boxes` maps the
 probability map onto the input), and the recogniser reads its line crops from the full-size
 image, so the thin strokes it reads are kept (downscaling the page for every model cost TEDS:
-docs/scans.md, "Rescale"). Images at ordinary render sizes are left at scale 1. Table crops
-are not reduced (models.ppocr.engine): the detector stops seeing a lone dash at half size.
+docs/scans.md, "Rescale"). Images at ordinary render sizes are left at scale 1. Table crops are
+reduced the same way: the detector stops seeing a lone dash at half size, but the dashes of empty
+cells are found in the crop's pixels (models.dashes).
 """
 
 from __future__ import annotations

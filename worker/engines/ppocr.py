@@ -80,5 +80,6 @@ def load(settings: OcrSettings, dpi: int, models: ModelSettings | None = None) -
         min_score=settings.ppocr_min_score,
         rule_min_px=rule_length(dpi),
         det_x_height=settings.ppocr_strip_x_height,
+        crop_x_height=settings.ppocr_crop_x_height,
     )
     return PpOcrEngine(replace(engine, det_min_scale=dpi_floor(dpi)))
