@@ -76,7 +76,7 @@ def _block_stats(pixels: np.ndarray, bh: int, bw: int) -> tuple[np.ndarray, np.n
 
 
 def _block_sums(values: np.ndarray, dtype: type) -> np.ndarray:
-    rows = values[:, 0::BLOCK].astype(dtype)
+    rows: np.ndarray = values[:, 0::BLOCK].astype(dtype)
     for k in range(1, BLOCK):
         rows += values[:, k::BLOCK]
     out = rows[0::BLOCK].copy()

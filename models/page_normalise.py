@@ -455,7 +455,7 @@ def _box_sum(mask: np.ndarray, radius: int) -> np.ndarray:
     h, w = mask.shape
     padded = np.zeros((h + k - 1, w + k - 1), dtype=np.uint8)
     padded[radius : radius + h, radius : radius + w] = mask
-    rows = padded[:, : w].copy()
+    rows = padded[:, :w].copy()
     for d in range(1, k):
         rows += padded[:, d : d + w]
     out = rows[:h].copy()

@@ -1,4 +1,6 @@
-"""The scale a caption strip's or table crop's text lines are found at: large text found on a reduced copy, read at full size.
+"""The scale a caption strip's or table crop's text lines are found at: large text found on a reduced copy.
+
+The lines are read at full size.
 
 The DB detector's cost follows its input's pixels, and a 300-dpi strip has 4.3x the pixels of
 the same strip at 144 dpi, with text twice as tall as the detector needs to find it. So an image
