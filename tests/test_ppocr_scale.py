@@ -8,7 +8,8 @@ import pytest
 from PIL import Image, ImageDraw
 
 from models.embedded.weights import OCR_MODELS, EmbeddedWeightsMissing, default_dir, locate
-from models.ppocr.scale import MIN_SCALE, crop_x_height, detection_scale, dpi_floor
+from models.page_normalise import estimate_x_height
+from models.ppocr.scale import MIN_SCALE, detection_scale, dpi_floor
 from worker.devtools.samples import load_font
 
 
@@ -74,11 +75,11 @@ def _strip(size: int, text: str) -> tuple[Image.Image, tuple[int, int, int, int]
     return image, draw.textbbox((2 * size, size), text, font=font)
 
 
-def test_crop_x_height_follows_the_text_size() -> None:
+def test_the_x_height_estimate_follows_the_text_size() -> None:
     small, _ = _strip(16, "reason and measure")
     large, _ = _strip(48, "reason and measure")
-    assert 6 <= crop_x_height(small) <= 12
-    assert 2.5 <= crop_x_height(large) / crop_x_height(small) <= 3.5
+    assert 6 <= estimate_x_height(small) <= 12
+    assert 2.5 <= estimate_x_height(large) / estimate_x_height(small) <= 3.5
 
 
 def _absent() -> bool:
@@ -98,7 +99,7 @@ def test_strip_lines_found_reduced_are_boxed_and_read_in_full_size_pixels() -> N
     full = ppocr.load(threads=1, rule_min_px=60)
     reduced = ppocr.load(threads=1, rule_min_px=60, det_x_height=12.0)
     reduced.det_min_scale = dpi_floor(300)
-    assert detection_scale(crop_x_height(image), 12.0) < 0.6
+    assert detection_scale(estimate_x_height(image), 12.0) < 0.6
     found = reduced.detect_lines(image)
     assert len(found.boxes) == 1
     bx0, by0, bx1, by1 = found.boxes[0]

@@ -91,9 +91,10 @@ class PpOcr:
         started = time.perf_counter()
         scale = 1.0
         if det_x_height > 0 and self.det_min_scale < 1:
-            from models.ppocr.scale import crop_x_height, detection_scale
+            from models.page_normalise import estimate_x_height
+            from models.ppocr.scale import detection_scale
 
-            scale = max(self.det_min_scale, detection_scale(crop_x_height(grey_image), det_x_height))
+            scale = max(self.det_min_scale, detection_scale(estimate_x_height(grey_image), det_x_height))
         boxes = self.detector.detect(rgb, scale)
         self.timings.detect += time.perf_counter() - started
         self.timings.calls += 1

@@ -1,6 +1,4 @@
-"""The scale a caption strip's or table crop's text lines are found at: large text found on a reduced copy.
-
-The lines are read at full size.
+"""The scale PP-OCR finds a strip's or crop's text lines at: large text on a reduced copy, read at full size.
 
 The DB detector's cost follows its input's pixels, and a 300-dpi strip has 4.3x the pixels of
 the same strip at 144 dpi, with text twice as tall as the detector needs to find it. So an image
@@ -14,8 +12,6 @@ cells are found in the crop's pixels (models.dashes).
 """
 
 from __future__ import annotations
-
-from PIL import Image
 
 REFERENCE_DPI = 144  # the renders the models read best; a strip is never reduced below this resolution
 BAND = 1.3  # text within this factor of the target is detected as it is: a resampling would buy little
@@ -37,10 +33,3 @@ def dpi_floor(dpi: int) -> float:
     photocopied strips, toner specks made it 22 and 97 px, which would have reduced strips that
     are already at the size the models read best (docs/speed.md, Round 8)."""
     return 1.0 if dpi <= REFERENCE_DPI else round(REFERENCE_DPI / dpi, 4)
-
-
-def crop_x_height(image: Image.Image) -> float:
-    """The x-height (px) of the text of a grey crop, ruling lines already erased (0.0 without text)."""
-    from models.page_normalise import estimate_x_height
-
-    return estimate_x_height(image)

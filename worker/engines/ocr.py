@@ -11,8 +11,8 @@ with model files), and add one line to `BUILT_IN` below (imported only when chos
 settles `auto`: PP-OCR (worker.engines.ppocr) when its weights are present, else tesseract,
 as measured in docs/ocr.md.
 An engine that also has `read_cells(image, boxes)` can be the second reader of doubted totals
-(`OCR__CELL_READER`). One with `at_dpi(dpi)` is set for each run's resolution (PP-OCR: its
-caption strips' smallest detection scale; worker.pipeline.stages.Stages.at_dpi). One that finds
+(`OCR__CELL_READER`). One with `at_dpi(dpi)` is set for each run's resolution (PP-OCR: the
+smallest scale it finds lines at; worker.pipeline.stages.Stages.at_dpi). One that finds
 lines before it reads them (`LineReader`: PP-OCR) lets the caption step read only the strip
 lines nearest a table (worker.pipeline.context).
 """

@@ -40,8 +40,8 @@ class PpOcrEngine:
         return self.engine.read(image)
 
     def at_dpi(self, dpi: int) -> PpOcrEngine:
-        """The engine for pages at `dpi`: the same sessions, caption strips found no smaller than
-        144 dpi's size there (itself when that is its floor already). The ruling-line length stays
+        """The engine for pages at `dpi`: the same sessions, caption strips' and table crops' lines
+        found no smaller than 144 dpi's size there (itself when that is its floor already). The ruling-line length stays
         the one loaded for INPUTS__DPI: a fifth of an inch at each run's dpi was measured and not
         kept (photocopy TEDS -0.044 on seed 0: docs/speed.md, Round 8)."""
         from dataclasses import replace
@@ -63,12 +63,9 @@ class PpOcrEngine:
 
 
 def load(settings: OcrSettings, dpi: int, models: ModelSettings | None = None) -> PpOcrEngine:
-    from dataclasses import replace
-
     import models.ppocr as ppocr
     from models.ppocr.detect import DetectConfig
     from models.ppocr.recognise import RecogniseConfig
-    from models.ppocr.scale import dpi_floor
     from models.rules import rule_length
 
     engine = ppocr.load(
@@ -82,4 +79,4 @@ def load(settings: OcrSettings, dpi: int, models: ModelSettings | None = None) -
         det_x_height=settings.ppocr_strip_x_height,
         crop_x_height=settings.ppocr_crop_x_height,
     )
-    return PpOcrEngine(replace(engine, det_min_scale=dpi_floor(dpi)))
+    return PpOcrEngine(engine).at_dpi(dpi)

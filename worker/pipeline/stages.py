@@ -35,7 +35,7 @@ class Stages:
 
     def at_dpi(self, dpi: int) -> Stages:
         """These stages with the OCR engine set for pages at `dpi` (PP-OCR: the smallest scale its
-        caption strips' lines are found at): one set of loaded models serves pages of any
+        caption strips' and table crops' lines are found at): one set of loaded models serves pages of any
         resolution (the queue's jobs, the eval's kinds), loaded for INPUTS__DPI. A test's own
         reader is kept as it is."""
         engine = self.ocr_engine
