@@ -230,6 +230,34 @@ class RefineSettings(Group):
         description="undo a spanning cell whose slots hold separate texts; span text lying across a column boundary",
     )
 
+    second_look: bool = Field(
+        True,
+        description="read a table's structure again on other views of its crop (a median, two blurs) when "
+        "many of its numbers share cells, and keep the reading that parts them best (worker.pipeline.second_look)",
+    )
+
+    second_look_below: float = Field(
+        0.75,
+        ge=0,
+        le=1,
+        description="share of a table's numbers apart in their cells (no number beside them) under which it is read again (every dev "
+        "table's clean render: 0.85 or more)",
+    )
+
+    second_look_min_numbers: int = Field(
+        6, ge=1, description="numbers a table needs before their cells are judged (fewer say too little)"
+    )
+
+    second_look_margin: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description="another reading is kept when it parts this share of the numbers more than the first "
+        "(and two at least)",
+    )
+
+    second_look_views: int = Field(3, ge=1, le=3, description="views read at most, in order: median, blur 1.5, blur 2")
+
 
 class InputSettings(Group):
     """Rendering and input limits."""

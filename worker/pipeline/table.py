@@ -22,6 +22,7 @@ from worker.overlap import timed
 from worker.pipeline.normalise import crop_input, structure_input
 from worker.pipeline.numbers import check_numbers
 from worker.pipeline.run import Run
+from worker.pipeline.second_look import second_look
 
 
 @dataclass
@@ -127,6 +128,7 @@ def build_table(
         table.words = [*table.words, *dashes]
     table.raw_crop = None  # what it was kept for is done
     built = run.engine.build_grid(objects, table.words, table.crop, run.dpi, run.settings)
+    built = second_look(run, built, table.words, table.crop)
     if dashes:
         built.grid.repairs.append(f"{len(dashes)} placeholder dash(es) read from the crop's pixels")
     moved = lift_box_text(built.grid, table.words, built.lines or scan_rules(table, run))

@@ -1,0 +1,55 @@
+"""A table whose numbers share cells has its structure read again, on other views of its crop.
+
+The check is `worker.core.number_cells`: a table's figures stand apart in their cells, so a
+grid in which many of the words' numbers sit side by side in one cell has lost rows or columns. Such a crop goes back to the
+structure model on each view of `models.structure_views`, and the reading that parts the
+numbers best is kept when it parts clearly more of them than the first; the first
+reading is kept otherwise. A clean crop is never read twice (every dev table's clean render
+passes the check), so the cost falls on the crops that needed it.
+
+The grid kept is built from its own tokens, so the stored replay rebuilds it as before.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from worker.core.number_cells import better_fit, needs_second_look, number_fit, number_tokens
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+    from worker.core.types import Word
+    from worker.engines.base import BuiltGrid
+    from worker.pipeline.run import Run
+
+
+def second_look(run: Run, built: BuiltGrid, words: list[Word], crop: Image.Image) -> BuiltGrid:
+    """`built`, or the grid of another view of `crop` that keeps the table's numbers apart better."""
+    r = run.settings.refine
+    if not r.second_look or not words:
+        return built
+    numbers = number_tokens(words)
+    first = best_fit = number_fit(built.grid, numbers)
+    if not needs_second_look(first, r.second_look_below, r.second_look_min_numbers):
+        return built
+    from models.structure_views import second_views
+
+    best, name, best_key = built, "", (-1, 0)
+    for view_name, view in second_views(crop, r.second_look_views):
+        raw = run.stages.structure.predict([view], 1)[0]
+        candidate = run.engine.build_grid(raw, words, crop, run.dpi, run.settings)
+        fit = number_fit(candidate.grid, numbers)
+        key = (fit.apart, -candidate.grid.n_rows * candidate.grid.n_cols)  # a tie: the fewer slots
+        if key > best_key:
+            best, best_fit, name, best_key = candidate, fit, view_name, key
+    if best is built or not better_fit(best_fit, first, r.second_look_margin):
+        built.grid.repairs.append(
+            f"{numbers - first.apart} of {numbers} numbers beside another in a cell; no other view of the crop parted them"
+        )
+        return built
+    best.grid.repairs.append(
+        f"structure read again on a {name} view of the crop: {best_fit.apart} of {numbers} numbers "
+        f"apart in their cells, against {first.apart} on the first reading"
+    )
+    return best
