@@ -233,15 +233,16 @@ class RefineSettings(Group):
     second_look: bool = Field(
         True,
         description="read a table's structure again on other views of its crop (a median, two blurs) when "
-        "many of its numbers share cells, and keep the reading that parts them best (worker.pipeline.second_look)",
+        "many of its numbers sit side by side in a cell, and keep the reading that parts them best "
+        "(worker.pipeline.second_look)",
     )
 
     second_look_below: float = Field(
         0.75,
         ge=0,
         le=1,
-        description="share of a table's numbers apart in their cells (no number beside them) under which it is read again (every dev "
-        "table's clean render: 0.85 or more)",
+        description="share of a table's numbers apart in their cells (no number beside them) under which "
+        "it is read again",
     )
 
     second_look_min_numbers: int = Field(

@@ -5,10 +5,10 @@ numbers side by side in one cell ("2.3 0.21") are figures of two rows or two col
 together. So the share of the OCR's numbers that sit apart in the cells of the rebuilt grid
 says how well the structure fits the text, without any ground truth. When the structure model
 collapses rows (a noisy or photocopied crop: fifteen lines of figures read as three rows with
-tall cells) or runs columns together, figures pile up side by side and the share falls; on
-clean renders of the dev tables it stays at 0.85 or above. Wrapped labels ("Number of
-financial companies who applied ...") leave it alone, since words that are not numbers do not
-count, and so do lists of labelled values ("Effi (10.5%) Plantafin (20.1%)") and dates.
+tall cells) or runs columns together, figures pile up side by side and the share falls to a
+few tenths; on clean renders it stays high. Wrapped labels ("Number of financial companies
+who applied ...") leave it alone, since words that are not numbers do not count, and so do
+lists of labelled values ("Effi (10.5%) Plantafin (20.1%)") and dates.
 
 Pure Python: the grid and the words are plain data.
 """

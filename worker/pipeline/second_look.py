@@ -1,11 +1,12 @@
-"""A table whose numbers share cells has its structure read again, on other views of its crop.
+"""A table whose figures sit side by side in its cells has its structure read again, on other views.
 
-The check is `worker.core.number_cells`: a table's figures stand apart in their cells, so a
-grid in which many of the words' numbers sit side by side in one cell has lost rows or columns. Such a crop goes back to the
-structure model on each view of `models.structure_views`, and the reading that parts the
-numbers best is kept when it parts clearly more of them than the first; the first
-reading is kept otherwise. A clean crop is never read twice (every dev table's clean render
-passes the check), so the cost falls on the crops that needed it.
+The check is `worker.core.number_cells`: a table's figures stand apart in their cells, so a grid
+in which many of the words' numbers sit beside another in one cell has lost rows or columns.
+Such a crop goes back to the structure model on each view of `models.structure_views`, and the
+reading that parts the numbers best is kept when it parts clearly more of them than the first
+(a quarter of them: a collapse costs most); the first reading is kept otherwise. On the dev
+tables' clean renders and text layers a few crops go back and no reading changes, so the cost
+falls where it is needed.
 
 The grid kept is built from its own tokens, so the stored replay rebuilds it as before.
 """
@@ -45,7 +46,8 @@ def second_look(run: Run, built: BuiltGrid, words: list[Word], crop: Image.Image
             best, best_fit, name, best_key = candidate, fit, view_name, key
     if best is built or not better_fit(best_fit, first, r.second_look_margin):
         built.grid.repairs.append(
-            f"{numbers - first.apart} of {numbers} numbers beside another in a cell; no other view of the crop parted them"
+            f"{numbers - first.apart} of {numbers} numbers beside another in a cell; "
+            "no other view of the crop parted them"
         )
         return built
     best.grid.repairs.append(
