@@ -38,25 +38,26 @@ def _is_number(token: str) -> bool:
     return parse_number(token).kind == "number"
 
 
-def numbers_in(text: str) -> int:
-    """Numbers a text holds: one when the whole text reads as one (`2 230`, thousands grouped by
-    a space, is one number, not two), else its whitespace-separated tokens that are numbers."""
+def _number_flags(text: str) -> list[bool]:
+    """Which of a text's tokens are numbers; the whole text as one token when it reads as one
+    number (`2 230`, thousands grouped by a space, is one number, not two)."""
     if not text.strip():
-        return 0
+        return []
     if _is_number(text):
-        return 1
-    return sum(_is_number(t) for t in text.split())
+        return [True]
+    return [_is_number(t) for t in text.split()]
+
+
+def numbers_in(text: str) -> int:
+    """Numbers a text holds."""
+    return sum(_number_flags(text))
 
 
 def numbers_apart(text: str) -> int:
     """Numbers of a cell's text with no other number beside them: a stack of figures read into
     one cell ("2.3 0.21 8.8") has none, while a cell that lists labelled values ("Effi (10.5%)
     Plantafin (20.1%)") or a date ("1 January 2008") keeps all of its numbers apart."""
-    if not text.strip():
-        return 0
-    if _is_number(text):
-        return 1
-    flags = [_is_number(t) for t in text.split()]
+    flags = _number_flags(text)
     return sum(
         f and not (i > 0 and flags[i - 1]) and not (i + 1 < len(flags) and flags[i + 1]) for i, f in enumerate(flags)
     )
@@ -74,12 +75,13 @@ def number_fit(grid: TableGrid, numbers: int) -> NumberFit:
 
 
 def needs_second_look(fit: NumberFit, below: float, min_numbers: int) -> bool:
-    """True when enough numbers share cells that the structure deserves another reading."""
+    """True when enough numbers sit beside another in a cell that the structure deserves another reading."""
     return fit.numbers >= min_numbers and fit.share < below
 
 
 def better_fit(candidate: NumberFit, current: NumberFit, margin: float) -> bool:
     """True when `candidate` parts clearly more numbers than `current` (by `margin` of them, at
     least two). A collapse costs most of a table's numbers, while cells that rightly hold two
-    (a date, a range) make readings differ by a few: those keep the first reading."""
+    figures side by side (an estimate and its error) make readings differ by a few: those keep
+    the first reading."""
     return candidate.apart >= current.apart + max(2, margin * current.numbers)

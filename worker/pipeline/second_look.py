@@ -31,27 +31,27 @@ def second_look(run: Run, built: BuiltGrid, words: list[Word], crop: Image.Image
     if not r.second_look or not words:
         return built
     numbers = number_tokens(words)
-    first = best_fit = number_fit(built.grid, numbers)
+    first = number_fit(built.grid, numbers)
     if not needs_second_look(first, r.second_look_below, r.second_look_min_numbers):
         return built
     from models.structure_views import second_views
 
-    best, name, best_key = built, "", (-1, 0)
+    readings = []
     for view_name, view in second_views(crop, r.second_look_views):
-        raw = run.stages.structure.predict([view], 1)[0]
-        candidate = run.engine.build_grid(raw, words, crop, run.dpi, run.settings)
-        fit = number_fit(candidate.grid, numbers)
-        key = (fit.apart, -candidate.grid.n_rows * candidate.grid.n_cols)  # a tie: the fewer slots
-        if key > best_key:
-            best, best_fit, name, best_key = candidate, fit, view_name, key
-    if best is built or not better_fit(best_fit, first, r.second_look_margin):
+        candidate = run.engine.build_grid(
+            run.stages.structure.predict([view], 1)[0], words, crop, run.dpi, run.settings
+        )
+        readings.append((number_fit(candidate.grid, numbers), view_name, candidate))
+    # the most numbers apart; on a tie the fewer slots, then the earlier view (max keeps the first)
+    fit, name, best = max(readings, key=lambda k: (k[0].apart, -k[2].grid.n_rows * k[2].grid.n_cols))
+    if not better_fit(fit, first, r.second_look_margin):
         built.grid.repairs.append(
             f"{numbers - first.apart} of {numbers} numbers beside another in a cell; "
             "no other view of the crop parted them"
         )
         return built
     best.grid.repairs.append(
-        f"structure read again on a {name} view of the crop: {best_fit.apart} of {numbers} numbers "
+        f"structure read again on a {name} view of the crop: {fit.apart} of {numbers} numbers "
         f"apart in their cells, against {first.apart} on the first reading"
     )
     return best
