@@ -68,7 +68,7 @@ class NormaliseOptions:
     max_skew: float = 6.0  # degrees searched either way
     min_skew: float = 0.3  # smaller angles are left alone (not worth a resampling: docs/scans.md)
     osd_min_confidence: float = 1.5  # tesseract's orientation confidence needed to turn a page
-    osd_when_unsure: bool = True  # projection: ask tesseract's OSD when the ink ratio is near 1
+    osd_when_unsure: bool = True  # projection: tesseract's OSD decides where the ink is unsure (sideways, upside down)
     background: bool = False
     rescale: bool = False
     x_height: float = 11.0  # px the text's x-height is scaled to (a 9-10 pt text at 144 dpi: what the models read best)
@@ -98,7 +98,7 @@ def normalise_page(image: Image.Image, options: NormaliseOptions | None = None) 
         turns, confidence = detect_orientation(
             image, min_confidence=options.osd_min_confidence, threads=options.threads
         )
-    elif options.orientation == "projection" and lines_run_vertically(image):
+    elif options.orientation == "projection" and _sideways(image, options):
         turns = 1  # upright or upside down is decided once the page is straight
     if turns:
         to_norm = quarter_turn(turns, image.width, image.height)
@@ -158,14 +158,33 @@ UPSIDE_DOWN_RATIO = 0.8
 UPRIGHT_RATIO = 1.5
 
 
-def lines_run_vertically(image: Image.Image) -> bool:
-    """Whether the page's text lines run top to bottom (a page turned by 90 degrees): its ink
-    lines up more sharply into columns than into rows, at the best angle either way."""
+# A page turned by 90 degrees lines its ink up more sharply into columns than into rows. On the
+# dev pages, upright pages score 0.1-0.8 (column sharpness over row sharpness), turned ones 1.7-6;
+# one page of tall ruled columns scores 0.8-1.16 upright (1.16 as a bold photocopy) and 1.26
+# turned. Between the two bounds below, tesseract's OSD decides whether the page lies sideways (its
+# turn's parity, which was right on every page there; its 0-or-180 answer is not used).
+SIDEWAYS_RATIO = 1.15
+UNSURE_SIDEWAYS = (0.85, 2.0)
+
+
+def sideways_ratio(image: Image.Image) -> float:
+    """How much more sharply the page's ink lines up into columns than into rows, at the best
+    angle either way (0.0 when the page holds too little ink to tell)."""
     ink, _ = _ink(image, SKEW_WORK_SIDE)
     ys, xs = np.nonzero(ink)
     if ys.size < 200:
-        return False
-    return _best_angle(xs, ys, ink.shape[::-1], 6.0)[1] > 1.15 * _best_angle(ys, xs, ink.shape, 6.0)[1]
+        return 0.0
+    return float(_best_angle(xs, ys, ink.shape[::-1], 6.0)[1] / max(_best_angle(ys, xs, ink.shape, 6.0)[1], 1e-9))
+
+
+def _sideways(image: Image.Image, options: NormaliseOptions) -> bool:
+    """Whether the page lies sideways: by the ink's lines, and where they are unsure, by OSD."""
+    ratio = sideways_ratio(image)
+    if options.osd_when_unsure and UNSURE_SIDEWAYS[0] <= ratio <= UNSURE_SIDEWAYS[1]:
+        turns, confidence = detect_orientation(image, min_confidence=0.0, threads=options.threads)
+        if confidence is not None:
+            return turns % 2 == 1
+    return ratio > SIDEWAYS_RATIO
 
 
 def ascender_ratio(image: Image.Image, strips: int = 4) -> float:
