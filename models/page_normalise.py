@@ -455,12 +455,19 @@ def is_binary(image: Image.Image) -> bool:
     return int(((grey > 40) & (grey < 215)).sum()) < BINARY_MID_GREY * black
 
 
-def soften_binary(image: Image.Image) -> Image.Image:
+def soften_binary(image: Image.Image, descreen: bool = False) -> Image.Image:
     """A black-and-white crop with its edges softened to grey, as a render antialiases them; any
-    other crop as it is. The structure model and the OCR are trained on antialiased text."""
+    other crop as it is. The structure model and the OCR are trained on antialiased text. With
+    `descreen`, halftone screens (shaded fills a photocopy dotted) are first read back as white
+    fill with dark letters (`models.halftone`)."""
     if not is_binary(image):
         return image
-    grey = wipe_specks(np.asarray(image.convert("L"), dtype=np.float32))
+    grey = np.asarray(image.convert("L"), dtype=np.float32)
+    if descreen:
+        from models.halftone import descreen as read_screens
+
+        grey = read_screens(grey)
+    grey = wipe_specks(grey)
     return Image.fromarray(grey.astype(np.uint8)).filter(ImageFilter.GaussianBlur(SOFTEN_SIGMA)).convert(image.mode)
 
 

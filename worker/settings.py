@@ -809,6 +809,13 @@ class NormaliseSettings(Group):
         "model and the OCR with their edges softened to grey, as a render antialiases them (photocopy TEDS "
         "+0.01-0.03 on two seeds; other crops are never black and white: docs/scans.md)",
     )
+    descreen: bool = Field(
+        False,
+        description="in a black-and-white crop, halftone screens (a shaded header band a photocopy turned into "
+        "scattered dots) are read back as white fill with dark letters before the crop is softened. Off: the OCR "
+        "then reads such labels, but on all 71 dev tables photocopy TEDS moved +0.001 and -0.008 on two seeds, "
+        "binding +29 and -50 values (docs/scans.md)",
+    )
     x_height: float = Field(
         11.0, gt=0, description="x-height (px) pages are rescaled to: 9-10 pt text rendered at 144 dpi"
     )

@@ -67,7 +67,7 @@ def crop_input(crop: Image.Image, settings: Settings) -> Image.Image:
         return crop
     from models.page_normalise import soften_binary
 
-    return soften_binary(crop)
+    return soften_binary(crop, descreen=settings.normalise.descreen)
 
 
 def structure_input(crop: Image.Image, settings: Settings) -> Image.Image | None:
