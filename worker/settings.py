@@ -812,8 +812,8 @@ class NormaliseSettings(Group):
     descreen: bool = Field(
         False,
         description="in a black-and-white crop, halftone screens (a shaded header band a photocopy turned into "
-        "scattered dots) are read back as white fill with dark letters before the crop is softened. Off: the OCR "
-        "then reads such labels, but on all 71 dev tables photocopy TEDS moved +0.001 and -0.008 on two seeds, "
+        "scattered dots) are read back as white fill with dark letters before the crop is softened. Off: PP-OCR "
+        "reads such labels back, but on all 71 dev tables photocopy TEDS moved +0.001 and -0.008 on two seeds, "
         "binding +29 and -50 values (docs/scans.md)",
     )
     x_height: float = Field(
