@@ -28,6 +28,7 @@ MIN_SCREEN_SHARE = 0.01  # less screen than this share of a crop is left alone
 FILL_RADIUS = 12  # the screen's density (its fill level) is measured over these squares ...
 DOT_RADIUS = 1  # ... and each pixel's over these (3 x 3: a stroke, not a dot)
 LETTER_LOW, LETTER_HIGH = 0.45, 0.75  # contrast against the fill: below is fill, above is letter (thin strokes)
+MIN_LETTERS = 0.025  # a screen holds letters on this share of it (dev crops: 4-11% legible, 1-2% erased)
 MIN_SPAN = 0.3  # the contrast's scale never falls below this density (a near-empty screen)
 
 
@@ -44,6 +45,8 @@ def descreen(grey: np.ndarray) -> np.ndarray:
     span = np.maximum(np.maximum(fill, 1.0 - fill), MIN_SPAN)
     contrast = np.abs(density - fill) / span
     letters = np.clip((contrast - LETTER_LOW) / (LETTER_HIGH - LETTER_LOW), 0.0, 1.0)
+    if float((letters[screen] > 0.5).mean()) < MIN_LETTERS:
+        return grey  # a band whose letters the threshold erased: blank paper would read no better
     out = np.asarray(grey, dtype=np.float32).copy()
     out[screen] = 255.0 * (1.0 - letters[screen])
     return out

@@ -812,9 +812,10 @@ class NormaliseSettings(Group):
     descreen: bool = Field(
         False,
         description="in a black-and-white crop, halftone screens (a shaded header band a photocopy turned into "
-        "scattered dots) are read back as white fill with dark letters before the crop is softened. Off: PP-OCR "
-        "reads such labels back, but on all 71 dev tables photocopy TEDS moved +0.001 and -0.008 on two seeds, "
-        "binding +29 and -50 values (docs/scans.md)",
+        "scattered dots) are read back as white fill with dark letters before the crop is softened, where letters "
+        "come out of them. Off: PP-OCR reads such labels back, and on all 71 dev tables photocopy TEDS moved "
+        "+0.005 and +0.004 on two seeds, but binding +29 and -25 values, and single tables fell by up to 0.18 "
+        "(docs/scans.md)",
     )
     x_height: float = Field(
         11.0, gt=0, description="x-height (px) pages are rescaled to: 9-10 pt text rendered at 144 dpi"
