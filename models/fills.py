@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
+from models.box_filters import between, box_sum
+
 BLOCK = 4  # fill is judged on blocks of this many pixels a side
 FILL_MIN, FILL_MAX = 40, 232  # a block this grey is neither paper nor ink ...
 FILL_MAX_STD = 14.0  # ... and this flat is fill (text and edges vary far more inside a block)
@@ -43,12 +45,12 @@ def flatten_fills(image: Image.Image) -> Image.Image:
     if int(fill.sum()) < MIN_FILL_BLOCKS:
         return image.convert("L")
     # the fill's level near each block, from fill blocks only (a normalised box mean)
-    count = _box_sum(fill.astype(np.float32), LEVEL_BLOCKS)
-    total = _box_sum(np.where(fill, mean, 0.0).astype(np.float32), LEVEL_BLOCKS)
+    count = box_sum(fill.astype(np.float32), LEVEL_BLOCKS)
+    total = box_sum(np.where(fill, mean, 0.0).astype(np.float32), LEVEL_BLOCKS)
     level = np.where(count > 0, total / np.maximum(count, 1.0), 255.0)
     # letters inside a fill: blocks surrounded by fill on both sides, in rows or in columns
-    near = _box_sum(fill.astype(np.float32), CLOSE_BLOCKS) > 0
-    region = fill | (near & _between(fill, CLOSE_BLOCKS))
+    near = box_sum(fill.astype(np.float32), CLOSE_BLOCKS) > 0
+    region = fill | (near & between(fill, CLOSE_BLOCKS))
     region &= count >= MIN_NEAR_FILL
     if not region.any():
         return image.convert("L")
@@ -83,26 +85,3 @@ def _block_sums(values: np.ndarray, dtype: type) -> np.ndarray:
     for k in range(1, BLOCK):
         out += rows[k::BLOCK]
     return out
-
-
-def _between(mask: np.ndarray, reach: int) -> np.ndarray:
-    """Blocks with `mask` set within `reach` on both sides, left and right or above and below."""
-    h, w = mask.shape
-    left = np.zeros_like(mask)
-    right = np.zeros_like(mask)
-    up = np.zeros_like(mask)
-    down = np.zeros_like(mask)
-    for d in range(1, reach + 1):
-        left[:, d:] |= mask[:, :-d]
-        right[:, :-d] |= mask[:, d:]
-        up[d:, :] |= mask[:-d, :]
-        down[:-d, :] |= mask[d:, :]
-    return (left & right) | (up & down)
-
-
-def _box_sum(values: np.ndarray, radius: int) -> np.ndarray:
-    """Sum of `values` in the (2 * radius + 1) square around each block (integral image)."""
-    padded = np.pad(values.astype(np.float64), ((radius + 1, radius), (radius + 1, radius)))
-    c = padded.cumsum(0).cumsum(1)
-    k = 2 * radius + 1
-    return c[k:, k:] - c[:-k, k:] - c[k:, :-k] + c[:-k, :-k]
