@@ -39,6 +39,8 @@ GLYPH = 0.55  # a mark taller than this share of the glyphs' height (and up to t
 BESIDE = 1.0  # a dash has no mark on its line nearer than this many glyph heights: text, or a broken rule
 OVER = 0.5  # nor a glyph this near above or below it: an underline, a strike-through
 CORE = 0.2  # and it lies on a text line: within a glyph's height, less this share at either end
+LINE_GLYPHS = 3  # a line of this many glyphs is text; with fewer, ...
+RULE_PIECES = 4  # ... this many other bars at the bar's height make it a piece of a broken rule
 
 
 def in_words(parts: np.ndarray, words: Sequence[Word]) -> np.ndarray:
@@ -105,15 +107,23 @@ def _alone(bar: np.ndarray, others: np.ndarray, unit: float) -> bool:
     return not bool(((beside | over) & ~same).any())
 
 
-def _on_a_line(bar: np.ndarray, glyphs: np.ndarray) -> bool:
+def _on_a_line(bar: np.ndarray, glyphs: np.ndarray, bars: np.ndarray) -> bool:
     """Some glyph of the crop (the row's label, its other values) stands on the bar's height,
-    as a dash set on a row's text line does; a piece of a broken rule lies between the lines."""
+    as a dash set on a row's text line does; a piece of a broken rule lies between the lines.
+    Where fewer than LINE_GLYPHS glyphs stand there and RULE_PIECES other bars lie at the same
+    height, the bar is a piece of a broken rule that a stray mark happens to share a height with:
+    on a photocopy a speck or a piece of the frame can sit at any height, and the dotted rules
+    between rows then gave every value a stray dash."""
     if not len(glyphs):
         return False
     cy = (float(bar[1]) + float(bar[3])) / 2
     lo = glyphs[:, 1] + CORE * (glyphs[:, 3] - glyphs[:, 1])
     hi = glyphs[:, 3] - CORE * (glyphs[:, 3] - glyphs[:, 1])
-    return bool(((lo <= cy) & (cy <= hi)).any())
+    on_line = int(((lo <= cy) & (cy <= hi)).sum())
+    if on_line >= LINE_GLYPHS:
+        return True
+    level = np.abs((bars[:, 1] + bars[:, 3]) / 2 - cy) <= 1.0
+    return on_line > 0 and int(level.sum()) - 1 < RULE_PIECES
 
 
 def placeholder_dashes(crop: Image.Image, words: Sequence[Word]) -> list[Word]:
@@ -132,7 +142,7 @@ def placeholder_dashes(crop: Image.Image, words: Sequence[Word]) -> list[Word]:
     others = np.concatenate([bars, glyphs])
     out: list[Word] = []
     for bar in bars[~in_words(bars, words)]:  # a bar inside a word was read, as part of it
-        if not _alone(bar, others, unit) or not _on_a_line(bar, glyphs):
+        if not _alone(bar, others, unit) or not _on_a_line(bar, glyphs, bars):
             continue
         cy = (bar[1] + bar[3]) / 2
         box = (float(bar[0]), max(0.0, cy - unit * 0.75), float(bar[2]), min(float(crop.height), cy + unit * 0.75))

@@ -58,6 +58,24 @@ def test_rules_letters_underlines_minus_signs_broken_rules_and_specks_are_not_da
         assert placeholder_dashes(*_table(draw)) == [], what
 
 
+def test_a_broken_rule_between_rows_beside_one_stray_mark_is_not_read_as_dashes() -> None:
+    """A photocopy's dotted rule under a row, its pieces far apart, and one glyph-sized mark at
+    their height by the frame: no text line runs there, so no piece is a dash; the same pieces
+    on the row's text line are."""
+
+    def rule_and_mark(y: int):
+        def draw(d: ImageDraw.ImageDraw) -> None:
+            for x in (140, 165, 190, 215, 440, 465, 490, 515, 540, 565):
+                d.rectangle((x, y, x + 7, y + 1), fill=0)
+            d.rectangle((585, 38, 591, 52), fill=0)  # a speck cluster or a piece of the frame
+
+        return draw
+
+    assert placeholder_dashes(*_table(rule_and_mark(45))) == []
+    on_the_line = placeholder_dashes(*_table(rule_and_mark(27)))  # the first row's text line
+    assert [w.text for w in on_the_line] == ["-"] * 10
+
+
 def test_a_dash_the_ocr_read_inside_a_word_is_not_read_twice() -> None:
     image, words = _table(lambda d: d.rectangle((500, 31, 507, 33), fill=0))
     words.append(Word("-", (495, 20, 512, 44), 0.9))
