@@ -240,3 +240,30 @@ def test_an_inverted_token_box_is_repaired_not_fatal() -> None:
     grid = replay_grid(item)
     grid.owner_map()
     assert (grid.n_rows, grid.n_cols) == (1, 2) and [c.text for c in grid.sorted_cells()] == ["", "kept"]
+
+
+def _grid_with_head(rows: list[list[str]], head: int):
+    tokens, boxes = _tokens([[(t, 1, 1) for t in row] for row in rows], head=head)
+    return token_grid(tokens, [_word(t, boxes[t]) for row in rows for t in row if t])
+
+
+def test_a_row_of_figures_the_model_put_in_its_header_goes_back_to_the_body() -> None:
+    """On a turned or noisy scan SLANet sometimes puts the first data row into <thead>: every
+    value below would be read under "50 / 12" as its column labels."""
+    rows = [["Substance", "Air", "Water"], ["Benzene", "50", "12"], ["Toluene", "7", "-"], ["Xylene", "30", "4"]]
+    grid = _grid_with_head(rows, head=2)
+    assert grid.header_rows == 1
+    assert [c.is_header for c in grid.cells if c.row == 1] == [False, False, False]
+    assert any("returned to the body" in r for r in grid.repairs)
+    html = grid_to_html(grid)
+    assert html.index("Benzene") > html.index("</thead>")
+
+
+@pytest.mark.parametrize(
+    "second",
+    [["", "2023", "2024"], ["", "(1)", "(2)"], ["", "kg", "%"], ["Country", "Air", "Water"]],
+    ids=["years", "column-numbers", "units", "labels"],
+)
+def test_header_rows_of_years_numbers_units_and_labels_stay_in_the_header(second: list[str]) -> None:
+    rows = [["Substance", "Emissions", "Releases"], second, ["Benzene", "50", "12"], ["Xylene", "30", "4"]]
+    assert _grid_with_head(rows, head=2).header_rows == 2

@@ -99,6 +99,40 @@ def is_value_like(text: str) -> bool:
     return bool(_NUMBERISH.match(t)) and not _YEAR.match(t)
 
 
+_NUMBERING = re.compile(r"^\(?(\d{1,2})\)?$")  # a column number: 1, (2), 3)
+
+
+def is_value_row(texts: list[str]) -> bool:
+    """A row of figures beside its label, never a column header: every text beyond the first
+    column a value (`is_value_like`: numbers, amounts, placeholder dashes; years are labels),
+    and the values not a column numbering (1, 2, 3 ... or (1), (2), (3) ...)."""
+    rest = [clean(t) for t in texts[1:] if clean(t)]
+    if not rest or not all(is_value_like(t) for t in rest):
+        return False
+    numbers = [_NUMBERING.match(t) for t in rest]
+    if len(rest) >= 2 and all(numbers):
+        counted = [int(m.group(1)) for m in numbers if m]
+        if counted == list(range(counted[0], counted[0] + len(counted))):
+            return False
+    return True
+
+
+def value_rows_under_header(grid: TableGrid) -> int:
+    """How many of the model's last header rows are rows of figures (`is_value_row`), counted
+    up from the header's lower edge while no cell spans across it. A structure model sometimes
+    takes the first data row into its header on a degraded page (rotated, noisy or resampled
+    scans); every value below is then read under that row's figures as its column labels."""
+    if grid.header_rows <= 0:
+        return 0
+    slots = slot_cells(grid)
+    k = grid.header_rows
+    while k > 0 and is_value_row([cell.text for cell in slots[k - 1]]):
+        if any(cell.row < k - 1 <= cell.row + cell.rowspan - 1 for cell in grid.cells):
+            break  # a header cell spanning down into the row: the header cannot end above it
+        k -= 1
+    return grid.header_rows - k
+
+
 def slot_cells(grid: TableGrid) -> list[list[Cell]]:
     """The cell owning each (row, col) slot; a span's cell appears in every slot it covers."""
     slots: list[list[Cell | None]] = [[None] * grid.n_cols for _ in range(grid.n_rows)]

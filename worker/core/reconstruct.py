@@ -19,6 +19,7 @@ from worker.core.cell_text import assign_words, reading_order_text
 from worker.core.geometry import clip, union_box
 from worker.core.header_spans import header_rows_by_words, split_header_spans
 from worker.core.header_words import centre_header_labels
+from worker.core.headers import value_rows_under_header
 from worker.core.refine import RefineRules, marks_for, refine_axis
 from worker.core.sanitise import sanitise
 from worker.core.spans import SpanRect, place_spans
@@ -347,7 +348,7 @@ def grid_from_bands(
     while header_rows < n_rows and header_rows in header:
         header_rows += 1
     mean_cell = sum(c.confidence for c in cells) / len(cells) if cells else 0.0
-    return TableGrid(
+    grid = TableGrid(
         n_rows=n_rows,
         n_cols=n_cols,
         cells=cells,
@@ -358,3 +359,11 @@ def grid_from_bands(
         repairs=repairs,
         unassigned_words=assignment.unassigned,
     )
+    figures = value_rows_under_header(grid)
+    if figures:
+        grid.header_rows -= figures
+        for cell in cells:
+            if cell.row >= grid.header_rows:
+                cell.is_header = False
+        repairs.append(f"{figures} row(s) of figures under the model's header returned to the body")
+    return grid
