@@ -6,7 +6,8 @@ than `GAP_FRAMES` frames between two characters (a cell gap the model did not sp
 space). Each character was read on known output frames, one per 8 columns of the 48-px-high
 line image, so a word's frames map back to crop columns. The cut between two words is put
 half-way between their frames; inside its share of the line a word's box is then tightened to
-the ink (dark columns and rows), so boxes hug the glyphs as tesseract's do.
+the ink (dark columns and rows) within two frames of its own, so boxes hug the glyphs as
+tesseract's do.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from models.ppocr.recognise import Glyph, LineRead
 
 GAP_FRAMES = 5  # ~0.8 line heights of silence between characters ends a word (as PaddleOCR's word boxes)
 MIN_CONTRAST = 40  # grey levels between paper and ink below which boxes are not tightened
+NEAR_FRAMES = 2  # a word's ink is looked for this many frames either side of its own frames
 
 
 def split_glyphs(glyphs: tuple[Glyph, ...]) -> list[list[Glyph]]:
@@ -61,10 +63,13 @@ def line_words(
         est = (group[0].first * fp, (group[-1].last + 1) * fp)  # where the frames put it
         wx0, wx1 = max(lo, est[0] - fp), min(hi, est[1] + fp)
         wy0, wy1 = 0.0, float(grey.shape[0])
-        if ink is not None and hi > lo:
-            cols = np.flatnonzero(ink[:, lo:hi].any(axis=0))
+        # the ink near where the frames put the word, not anywhere in its share of the line:
+        # on a noisy scan a dark pixel in the gap to the next word stretched the box over it
+        near_lo, near_hi = max(lo, int(est[0] - NEAR_FRAMES * fp)), min(hi, int(np.ceil(est[1] + NEAR_FRAMES * fp)))
+        if ink is not None and near_hi > near_lo:
+            cols = np.flatnonzero(ink[:, near_lo:near_hi].any(axis=0))
             if cols.size:
-                wx0, wx1 = lo + cols[0], lo + cols[-1] + 1
+                wx0, wx1 = near_lo + cols[0], near_lo + cols[-1] + 1
                 rows = np.flatnonzero(ink[:, int(wx0) : int(wx1)].any(axis=1))
                 wy0, wy1 = float(rows[0]), float(rows[-1] + 1)
         text = "".join(g.char for g in group)

@@ -1,0 +1,43 @@
+"""Word boxes out of a recognised line (models.ppocr.words): cut at the gaps, tightened to the
+glyphs' own ink. Pure numpy, no weights."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from models.ppocr.recognise import Glyph, LineRead
+from models.ppocr.words import line_words
+
+FRAME_PX = 4.0
+
+
+def _line(noise_at: int | None = None) -> tuple[LineRead, np.ndarray]:
+    """A 200 x 20 line crop holding two words (ink at columns 12-51 and 120-159) and their
+    glyphs as the recogniser reads them (frames of 4 px), with one dark noise pixel."""
+    grey = np.full((20, 200), 250, dtype=np.uint8)
+    grey[5:15, 12:52] = 20
+    grey[5:15, 120:160] = 20
+    if noise_at is not None:
+        grey[2, noise_at] = 20
+    frames = (0, 1, 3, 4, 6, 7, 9)  # seven glyphs over ten frames: 40 px of ink
+    glyphs = tuple(Glyph(c, 0.99, 3 + f, 3 + f) for c, f in zip("kg/year", frames)) + tuple(
+        Glyph(c, 0.99, 30 + f, 30 + f) for c, f in zip("kg/year", frames)
+    )
+    return LineRead(glyphs, FRAME_PX), grey
+
+
+def test_each_word_of_a_line_gets_the_box_of_its_own_glyphs() -> None:
+    read, grey = _line()
+    words = line_words(read, (100.0, 50.0, 300.0, 70.0), grey)
+    assert [w[0] for w in words] == ["kg/year", "kg/year"]
+    (_, a, _), (_, b, _) = words
+    assert (a[0], a[2]) == (112.0, 152.0) and (b[0], b[2]) == (220.0, 260.0)
+    assert (a[1], a[3]) == (55.0, 65.0)
+
+
+def test_a_noise_pixel_in_the_gap_does_not_stretch_a_word_over_it() -> None:
+    """On a noisy scan one dark pixel between two header labels stretched the second over the
+    gap into the column of the first, and the grid gave both labels to one cell."""
+    read, grey = _line(noise_at=90)
+    (_, a, _), (_, b, _) = line_words(read, (0.0, 0.0, 200.0, 20.0), grey)
+    assert a[2] <= 53 and b[0] >= 118
