@@ -267,3 +267,37 @@ def test_a_row_of_figures_the_model_put_in_its_header_goes_back_to_the_body() ->
 def test_header_rows_of_years_numbers_units_and_labels_stay_in_the_header(second: list[str]) -> None:
     rows = [["Substance", "Emissions", "Releases"], second, ["Benzene", "50", "12"], ["Xylene", "30", "4"]]
     assert _grid_with_head(rows, head=2).header_rows == 2
+
+
+def test_the_header_line_the_first_body_row_took_goes_back_to_the_header() -> None:
+    """The model's header row ends between "to air" and "kg/year": the units line sits at the
+    top of the first body row, above that row's label and values, and belongs to the header."""
+    rows = [["Substance", "to air", "to water"], ["Benzene", "50", "12"], ["Toluene", "7", "3"]]
+    tokens, boxes = _tokens([[(t, 1, 1) for t in row] for row in rows], head=1)
+    words = [_word(t, boxes[t]) for t in rows[0] + rows[2]]
+    for text in ("to air", "to water"):  # the units line under each label, inside row 1's band
+        x0, _, x1, _ = boxes[text]
+        words.append(Word("kg/year", (x0 + 6, 42.0, x0 + 60, 54.0)))
+    for text in rows[1]:
+        x0, _, x1, _ = boxes[text]
+        words.append(Word(text, (x0 + 6, 60.0, x0 + 40, 72.0)))
+    grid = token_grid(tokens, words)
+    texts = {(c.row, c.col): c.text for c in grid.cells}
+    assert texts[(0, 1)] == "to air kg/year" and texts[(0, 2)] == "to water kg/year"
+    assert [texts[(1, c)] for c in range(3)] == ["Benzene", "50", "12"]
+    assert any("given back to the header" in r for r in grid.repairs)
+
+
+def test_a_first_body_row_of_two_lines_keeps_its_lines() -> None:
+    """A row whose label starts on its first line, or whose first line holds values, is the body's."""
+    rows = [["Substance", "to air", "to water"], ["Benzene", "50", "12"], ["Toluene", "7", "3"]]
+    tokens, boxes = _tokens([[(t, 1, 1) for t in row] for row in rows], head=1)
+    base = [_word(t, boxes[t]) for t in rows[0] + rows[2]]
+    stub_first = [Word("Benzene", (10.0, 42.0, 60.0, 54.0)), Word("(C6H6)", (10.0, 60.0, 60.0, 72.0))]
+    stub_first += [Word(t, (boxes[t][0] + 6, 60.0, boxes[t][0] + 40, 72.0)) for t in rows[1][1:]]
+    values_first = [Word(t, (boxes[t][0] + 6, 42.0, boxes[t][0] + 40, 54.0)) for t in rows[1]]
+    values_first += [Word("(est.)", (boxes[t][0] + 6, 60.0, boxes[t][0] + 40, 72.0)) for t in rows[1][1:]]
+    for extra in (stub_first, values_first):
+        grid = token_grid(tokens, base + extra)
+        assert not any("given back to the header" in r for r in grid.repairs)
+        assert {(c.row, c.col): c.text for c in grid.cells}[(0, 1)] == "to air"

@@ -22,6 +22,7 @@ from typing import Any
 from worker.core.bands import Band, snap
 from worker.core.column_split import header_rows_for_split, merge_label_only_columns, split_merged_columns
 from worker.core.geometry import clip, union_box
+from worker.core.header_lines import header_line_back
 from worker.core.header_rows_split import split_group_label_rows
 from worker.core.header_words import join_header_labels
 from worker.core.reconstruct import grid_from_bands
@@ -401,6 +402,7 @@ def token_grid(
     header = {r for c in cells if c.header for r in range(c.row, c.row + c.rowspan)}
     # a header row needs every cell in it marked: a body cell spanning up into it unmarks it
     header -= {r for c in cells if not c.header for r in range(c.row, c.row + c.rowspan)}
+    rows = header_line_back(rows, cols, header, words, repairs)
     head = header_rows_for_split(rects, rows, cols, words, header)
     rects, cols = merge_label_only_columns(rects, rows, cols, head, words, repairs)
     rects, cols = split_merged_columns(rects, rows, cols, header, words, repairs)
