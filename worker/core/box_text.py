@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from worker.core.captions import CAPTION_START, NOTE_START, Context
+from worker.core.text_lines import TextLine, text_lines
 from worker.core.types import Cell, RulingLines, TableGrid, Word
 
 LONG_SENTENCE_WORDS = 8  # a run this long crossing gutters is prose, not a label
@@ -38,23 +39,6 @@ class BoxText:
     notes: list[str] = field(default_factory=list)
     trimmed: list[dict[str, object]] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class _Line:
-    words: list[Word]
-
-    @property
-    def text(self) -> str:
-        return " ".join(w.text.strip() for w in self.words if w.text.strip())
-
-    @property
-    def top(self) -> float:
-        return min(w.bbox[1] for w in self.words)
-
-    @property
-    def bottom(self) -> float:
-        return max(w.bbox[3] for w in self.words)
 
 
 def _centre(w: Word) -> tuple[float, float]:
@@ -78,23 +62,7 @@ def _cell_of_word(grid: TableGrid, w: Word) -> Cell | None:
     return best[1] if best else None
 
 
-def _lines(words: list[Word]) -> list[_Line]:
-    """Words into text lines, top to bottom: a word joins the line its vertical centre falls in."""
-    lines: list[_Line] = []
-    for w in sorted(words, key=lambda w: (_centre(w)[1], w.bbox[0])):
-        cy = _centre(w)[1]
-        for line in lines:
-            if line.top <= cy <= line.bottom:
-                line.words.append(w)
-                break
-        else:
-            lines.append(_Line([w]))
-    for line in lines:
-        line.words.sort(key=lambda w: w.bbox[0])
-    return sorted(lines, key=lambda ln: ln.top)
-
-
-def _one_run(line: _Line) -> bool:
+def _one_run(line: TextLine) -> bool:
     """No gap inside the line wider than a column gap: one sentence, not values in columns."""
     height = max(1.0, min(w.bbox[3] - w.bbox[1] for w in line.words))
     ws = line.words
@@ -107,7 +75,7 @@ def _kept_gutters(grid: TableGrid, body: list[Word]) -> list[float]:
     return [x for x in edges if not any(w.bbox[0] < x < w.bbox[2] for w in body)]
 
 
-def _crosses(line: _Line, gutters: list[float]) -> bool:
+def _crosses(line: TextLine, gutters: list[float]) -> bool:
     x0, x1 = line.words[0].bbox[0], line.words[-1].bbox[2]
     return any(x0 < g < x1 for g in gutters)
 
@@ -128,16 +96,16 @@ def _long_sentence(text: str, n: int = LONG_SENTENCE_WORDS) -> bool:
 
 
 def _edge_block(
-    lines: list[_Line], gutters: list[float], spanning: set[int], owners: dict[int, int], top: bool
-) -> list[_Line]:
+    lines: list[TextLine], gutters: list[float], spanning: set[int], owners: dict[int, int], top: bool
+) -> list[TextLine]:
     """The lines at one edge that are single runs across a kept gutter (or inside a cell that
     spans columns), shaped as a caption (top) or a note (bottom)."""
 
-    def wide(line: _Line) -> bool:
+    def wide(line: TextLine) -> bool:
         return _crosses(line, gutters) or all(id(w) in spanning for w in line.words)
 
     order = lines if top else list(reversed(lines))
-    block: list[_Line] = []
+    block: list[TextLine] = []
     for line in order[:MAX_EDGE_LINES]:
         if not _one_run(line):
             break
@@ -215,7 +183,7 @@ def _lift_edge(grid: TableGrid, words: list[Word], top: bool, out: BoxText) -> s
     if not gutters:
         return set()
     spanning = {id(w) for c in grid.cells if c.row == r and c.colspan > 1 for w in owner.get(id(c), [])}
-    lines = _lines(edge)
+    lines = text_lines(edge)
     owners = {id(w): id(c) for c in grid.cells if c.row == r for w in owner.get(id(c), [])}
     block = _edge_block(lines, gutters, spanning, owners, top)
     if not block:

@@ -14,27 +14,11 @@ so a line with no stub text above the values is the header's.
 
 from __future__ import annotations
 
-from statistics import median
-
 from worker.core.bands import Band
 from worker.core.header_spans import header_rows_by_words
 from worker.core.headers import is_value_like
+from worker.core.text_lines import text_lines
 from worker.core.types import Word
-
-SAME_LINE = 0.5  # words whose centres lie within this share of the line height are one line
-
-
-def _lines(words: list[Word]) -> list[list[Word]]:
-    """`words` grouped into text lines, top to bottom."""
-    height = median(w.bbox[3] - w.bbox[1] for w in words)
-    lines: list[list[Word]] = []
-    for w in sorted(words, key=lambda w: (w.bbox[1] + w.bbox[3]) / 2):
-        cy = (w.bbox[1] + w.bbox[3]) / 2
-        if lines and abs(cy - median((v.bbox[1] + v.bbox[3]) / 2 for v in lines[-1])) <= SAME_LINE * height:
-            lines[-1].append(w)
-        else:
-            lines.append([w])
-    return lines
 
 
 def header_line_back(
@@ -53,18 +37,19 @@ def header_line_back(
     inside = [w for w in words if band.lo <= (w.bbox[1] + w.bbox[3]) / 2 < band.hi and w.text.strip()]
     if len(inside) < 2:
         return rows
-    lines = _lines(inside)
+    lines = text_lines(inside)
     if len(lines) < 2:
         return rows
-    top, rest = lines[0], [w for line in lines[1:] for w in line]
-    if any((w.bbox[0] + w.bbox[2]) / 2 < cols[0].hi for w in top):
-        return rows  # the row's own label starts on this line
+    top, rest = lines[0].words, [w for line in lines[1:] for w in line.words]
+
+    def in_stub(ws: list[Word]) -> bool:
+        return any((w.bbox[0] + w.bbox[2]) / 2 < cols[0].hi for w in ws)
+
+    if in_stub(top) or not in_stub(rest):
+        return rows  # the row's label starts on the top line, or no row label lies below it
     if any(is_value_like(w.text) for w in top) or not any(is_value_like(w.text) for w in rest):
         return rows
-    if not any((w.bbox[0] + w.bbox[2]) / 2 < cols[0].hi for w in rest):
-        return rows  # no row label below it: not a body row of its own (a header the model cut short)
-    below, above = min(w.bbox[1] for w in lines[1]), max(w.bbox[3] for w in top)
-    cut = (above + below) / 2 if below > above else max(w.bbox[3] for w in top)
+    cut = (lines[0].bottom + lines[1].top) / 2
     if not band.lo < cut < band.hi:
         return rows
     out = [Band(b.lo, b.hi, b.score) for b in rows]
