@@ -41,3 +41,20 @@ def test_a_noise_pixel_in_the_gap_does_not_stretch_a_word_over_it() -> None:
     read, grey = _line(noise_at=90)
     (_, a, _), (_, b, _) = line_words(read, (0.0, 0.0, 200.0, 20.0), grey)
     assert a[2] <= 53 and b[0] >= 118
+
+
+def test_a_word_box_holds_its_own_glyph_rows_not_a_rule_or_the_next_line() -> None:
+    """A 32-px line crop over a 12-px "kg/year": the tail of the line above at its top edge, a
+    table rule under it and the next row's digits at its bottom edge. The box hugs the glyphs
+    and the dot over an "i" stays in; with the word 32 px tall its row boundary moved past the
+    next row's values (eu-001 on an unevenly lit scan)."""
+    grey = np.full((32, 200), 250, dtype=np.uint8)
+    grey[0:2, 12:52] = 20  # the line above's descenders
+    grey[11:23, 12:52] = 20  # the glyphs
+    grey[8:10, 30:33] = 20  # a dot, two rows above them
+    grey[25, :] = 20  # a rule across the crop
+    grey[29:32, 20:40] = 20  # the next line's ascenders
+    frames = (0, 1, 3, 4, 6, 7, 9)
+    glyphs = tuple(Glyph(c, 0.99, 3 + f, 3 + f) for c, f in zip("kg/year", frames))
+    ((_, box, _),) = line_words(LineRead(glyphs, FRAME_PX), (0.0, 100.0, 200.0, 132.0), grey)
+    assert (box[1], box[3]) == (108.0, 123.0)

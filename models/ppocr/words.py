@@ -6,7 +6,8 @@ than `GAP_FRAMES` frames between two characters (a cell gap the model did not sp
 space). Each character was read on known output frames, one per 8 columns of the 48-px-high
 line image, so a word's frames map back to crop columns. The cut between two words is put
 half-way between their frames; inside its share of the line a word's box is then tightened to
-the ink (dark columns and rows) within two frames of its own, so boxes hug the glyphs as
+the ink (dark columns) within two frames of its own, and to the rows of its own glyphs (not a
+rule or the edge of the next line the line crop also holds), so boxes hug the glyphs as
 tesseract's do.
 """
 
@@ -19,6 +20,8 @@ from models.ppocr.recognise import Glyph, LineRead
 GAP_FRAMES = 5  # ~0.8 line heights of silence between characters ends a word (as PaddleOCR's word boxes)
 MIN_CONTRAST = 40  # grey levels between paper and ink below which boxes are not tightened
 NEAR_FRAMES = 2  # a word's ink is looked for this many frames either side of its own frames
+RULE_SHARE = 0.9  # a row of ink across this share of a word's columns is a rule, not a glyph
+ACCENT_GAP = 0.2  # ink this close (in glyph heights) above or below the glyphs is a dot or an accent
 
 
 def split_glyphs(glyphs: tuple[Glyph, ...]) -> list[list[Glyph]]:
@@ -70,13 +73,42 @@ def line_words(
             cols = np.flatnonzero(ink[:, near_lo:near_hi].any(axis=0))
             if cols.size:
                 wx0, wx1 = near_lo + cols[0], near_lo + cols[-1] + 1
-                rows = np.flatnonzero(ink[:, int(wx0) : int(wx1)].any(axis=1))
-                wy0, wy1 = float(rows[0]), float(rows[-1] + 1)
+                rows = _glyph_rows(ink[:, int(wx0) : int(wx1)])
+                if rows is not None:
+                    wy0, wy1 = float(rows[0]), float(rows[1])
         text = "".join(g.char for g in group)
         conf = float(np.mean([g.prob for g in group]))
         bbox = (x0 + float(wx0), y0 + wy0, min(x1, x0 + float(wx1)), min(y1, y0 + wy1))
         out.append((text, bbox, conf))
     return out
+
+
+def _glyph_rows(ink: np.ndarray) -> tuple[int, int] | None:
+    """The rows (start, end) of a word's own glyphs in the ink under its columns: the heaviest
+    run of inked rows, with the runs close enough to be a dot or an accent. A line crop can
+    hold a rule and the edges of the lines above and below (a 12-px "kg/year" got a 32-px box
+    over the rule and the next row's digits, and its row boundary moved past the value); rows
+    inked nearly across the whole word are a rule, not glyphs, and ink at the crop's edge is the
+    next line's, not a dot."""
+    per_row = ink.sum(axis=1)
+    if not per_row.any():
+        return None
+    glyph = per_row < RULE_SHARE * ink.shape[1]
+    marked = (per_row > 0) & glyph
+    if not marked.any():
+        marked = per_row > 0  # the word is a dash or a bar itself
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], marked.astype(np.int8), [0]])))
+    runs = list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+    best = max(runs, key=lambda r: int(per_row[r[0] : r[1]].sum()))
+    lo, hi = best
+    reach = max(1.0, ACCENT_GAP * (hi - lo))
+    for a, b in sorted(runs, key=lambda r: -r[0]):  # runs above, nearest first
+        if b <= lo and lo - b <= reach and a > 0:
+            lo = a
+    for a, b in sorted(runs):  # runs below, nearest first
+        if a >= hi and a - hi <= reach and b < len(per_row):
+            hi = b
+    return lo, hi
 
 
 def _cut(ink: np.ndarray | None, left: int, right: int, fp: float) -> float:
