@@ -197,3 +197,53 @@ def test_vertical_rules_read_as_ones_in_the_header_do_not_hide_the_year_labels()
     assert column_labels(html_to_grid(html), infer_header_rows(html_to_grid(html)))[1:] == ["1996", "1993"]
     got = bind(html, _gt(["", "1996", "1993"], body))
     assert got["bound"] == got["values"] == 4
+
+
+def test_a_group_label_in_small_capitals_stays_one_label_over_its_sub_columns():
+    """ "THRESHOLD FOR RELEASES" set in small capitals: "FOR" and "RELEASES" are shorter than
+    "THRESHOLD", and a word space is more than half their height. Measured by its tallest word
+    the label stays one, spans its three sub-columns, and every value keeps its whole path
+    (read as "THRESHOLD FOR" | "RELEASES" on a tinted scan, no value was bound)."""
+    cols = [(0, 150, 1), (150, 250, 1), (250, 330, 1), (330, 450, 1)]
+    words = [
+        Word("THRESHOLD", (234, 9, 288, 21)),
+        Word("FOR", (294, 12, 312, 21)),
+        Word("RELEASES", (318, 12, 366, 21)),
+    ]
+    words += _centred("air", 200, CH + 9) + _centred("water", 290, CH + 9) + _centred("land", 390, CH + 9)
+    body = [["Arsenic", "20", "5", "5"], ["Lead", "200", "20", "20"]]
+    for r, row in enumerate(body, start=2):
+        for text, x in zip(row, (10, 190, 280, 380)):
+            words += _words(text, x, r * CH + 9)
+    grid = token_grid(_tokens([cols] * 4), words, (450, 4 * CH))
+    html = grid_to_html(grid)
+    assert "THRESHOLD FOR RELEASES" in html
+    gt = (
+        "<table><thead><tr><th rowspan=2></th><th colspan=3>THRESHOLD FOR RELEASES</th></tr>"
+        "<tr><th>air</th><th>water</th><th>land</th></tr></thead><tbody>"
+        + "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in body)
+        + "</tbody></table>"
+    )
+    got = bind(html, gt)
+    assert got["bound"] == got["values"] == 6
+
+
+def test_labels_wrapped_over_two_lines_read_as_two_rows_are_one_header_row():
+    """The model read the top line of two-line labels as a title row spanning the table
+    ("population" over "1995 (mn)"): the upper lines sit one per column right over the lower
+    ones, so the two rows are one, and every value reads under its whole label."""
+    cols = [(0, 150, 1), (150, 250, 1), (250, 350, 1), (350, 450, 1)]
+    words = _centred("population", 200, 16) + _centred("number of", 300, 16) + _centred("outlets per", 400, 16)
+    words += _centred("1995 (mn)", 200, 31) + _centred("1996/7 (000)", 300, 31) + _centred("1996/7", 400, 31)
+    body = [["Germany", "81.9", "73.6", "1111"], ["France", "58.1", "34.8", "1667"]]
+    for r, row in enumerate(body, start=2):
+        for text, x in zip(row, (10, 190, 290, 390)):
+            words += _words(text, x, r * CH + 9)
+    title = [(0, 450, 4)]
+    grid = token_grid(_tokens([title, cols, cols, cols]), words, (450, 4 * CH))
+    assert grid.n_rows == 3
+    assert column_labels(grid, 1)[1:] == ["population 1995 (mn)", "number of 1996/7 (000)", "outlets per 1996/7"]
+    got = bind(
+        grid_to_html(grid), _gt(["", "population 1995 (mn)", "number of 1996/7 (000)", "outlets per 1996/7"], body)
+    )
+    assert got["bound"] == got["values"] == 6

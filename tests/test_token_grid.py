@@ -10,7 +10,7 @@ from worker.cli.rebuild import rebuild_one
 from worker.core.html_out import grid_to_html
 from worker.core.replay import EMBEDDED, ReplayError, parse_payload, payload, replay_grid
 from worker.core.token_grid import StructureToken, token_grid, tokens_from_raw
-from worker.core.types import Word
+from worker.core.types import RulingLines, Word
 
 
 def _tokens(rows: list[list[tuple[str, int, int]]], head: int = 0, cell: tuple[int, int] = (100, 40)):
@@ -301,3 +301,54 @@ def test_a_first_body_row_of_two_lines_keeps_its_lines() -> None:
         grid = token_grid(tokens, base + extra)
         assert not any("given back to the header" in r for r in grid.repairs)
         assert {(c.row, c.col): c.text for c in grid.cells}[(0, 1)] == "to air"
+
+
+def _header_over_drifting_rows(ruled: bool) -> dict[str, tuple[int, int]]:
+    """A group label row, a header row of two lines ("air" over its unit) and eight body rows
+    whose boxes sit 6 px above their text, ruled between every row when `ruled`: the model's
+    boundary under the header cuts the unit line, the one above it grazes "air" (as SLANet's
+    boxes did on eu-001's resampled scan)."""
+    toks: list[StructureToken] = []
+    words: list[Word] = []
+
+    def row(y0: float, y1: float, lines: list[tuple[float, float]], names: list[str]) -> None:
+        toks.append(StructureToken("<tr>", 0.99))
+        for c, name in enumerate(names):
+            toks.append(StructureToken("<td></td>", 0.98, (100.0 * c + 2, y0, 100.0 * c + 98, y1)))
+            for k, (a, b) in enumerate(lines):
+                words.append(Word(name if k == 0 else f"{name}-unit", (100.0 * c + 10, a, 100.0 * c + 60, b)))
+        toks.append(StructureToken("</tr>", 0.99))
+
+    row(2, 38, [(15, 27)], ["stub", "group", "groupb"])
+    row(40, 72, [(39.5, 51), (66, 80)], ["s1", "air", "land"])
+    for k in range(8):
+        row(74 + 20 * k, 94 + 20 * k, [(84 + 20 * k, 96 + 20 * k)], [f"b{k}c0", f"b{k}c1", f"b{k}c2"])
+    lines = RulingLines(h=(0.0, 40.0, 80.0, *[100.0 + 20 * k for k in range(8)]), v=()) if ruled else None
+    grid = token_grid(toks, words, (300, 260), lines)
+    return {c.text: (c.row, c.col) for c in grid.cells}
+
+
+def test_on_a_ruled_table_row_boundaries_through_text_go_onto_the_rules() -> None:
+    """A joint shift of every boundary finds a cut-free fit that takes "air" into the group
+    label's row; the rules between the lines say where each row parts."""
+    cells = _header_over_drifting_rows(ruled=True)
+    assert cells["group"] == (0, 1) and cells["air air-unit"] == (1, 1)
+    assert all(cells[f"b{k}c1"] == (2 + k, 1) for k in range(8))
+    assert "group air" in _header_over_drifting_rows(ruled=False)  # what the rules mend
+
+
+def test_ruled_rows_whose_boxes_sit_half_a_row_high_keep_their_text() -> None:
+    """Boxes 13 px above rows 30 px tall: the rule nearest each boundary is the one over its
+    row's text, so rules are matched to the rows the text shows, not to the nearest box."""
+    rows = [[(f"r{r}c{c}", 1, 1) for c in range(3)] for r in range(8)]
+    tokens, boxes = _tokens(rows, cell=(100, 30))
+    high = [
+        StructureToken(
+            t.token, t.score, None if t.bbox is None else (t.bbox[0], t.bbox[1] - 13, t.bbox[2], t.bbox[3] - 13)
+        )
+        for t in tokens
+    ]
+    words = [Word(text, (b[0] + 6, b[1] + 5, b[0] + 50, b[3] - 5)) for text, b in boxes.items()]
+    lines = RulingLines(h=tuple(30.0 * k for k in range(9)), v=())
+    grid = token_grid(high, words, (300, 240), lines)
+    assert {c.text: (c.row, c.col) for c in grid.cells} == {f"r{r}c{c}": (r, c) for r in range(8) for c in range(3)}

@@ -41,8 +41,12 @@ def join_header_labels(words: list[Word], rows: list[Band], head: set[int]) -> l
         h = w.bbox[3] - w.bbox[1]
         for group in labels:
             last = group[-1]
-            lh = max(h, last.bbox[3] - last.bbox[1])
-            same_line = min(w.bbox[3], last.bbox[3]) - max(w.bbox[1], last.bbox[1]) >= 0.5 * lh
+            # the label's line height is its tallest word's: a word of x-height letters or small
+            # capitals ("FOR RELEASES" after "THRESHOLD") understates it, and a tight box then
+            # parts a word space
+            lh = max(h, *(x.bbox[3] - x.bbox[1] for x in group))
+            pair = max(h, last.bbox[3] - last.bbox[1])
+            same_line = min(w.bbox[3], last.bbox[3]) - max(w.bbox[1], last.bbox[1]) >= 0.5 * pair
             if same_line and 0 <= w.bbox[0] - last.bbox[2] <= WORD_SPACE * lh:
                 group.append(w)
                 break

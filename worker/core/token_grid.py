@@ -15,6 +15,7 @@ import math
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import median
 from typing import Any
@@ -25,6 +26,7 @@ from worker.core.geometry import clip, union_box
 from worker.core.header_lines import header_line_back
 from worker.core.header_rows_split import split_group_label_rows
 from worker.core.header_words import join_header_labels
+from worker.core.header_wraps import join_wrapped_header_rows
 from worker.core.reconstruct import grid_from_bands
 from worker.core.ruled_rows import rows_onto_rules
 from worker.core.spans import SpanRect
@@ -214,7 +216,9 @@ def _crossings(cut: float, starts: list[float], ends: list[float]) -> int:
     return bisect_left(starts, cut) - bisect_right(ends, cut)
 
 
-def fit_rows_to_text(bands: list[Band], cells: list[_Cell], words: list[Word], repairs: list[str]) -> list[Band]:
+def fit_rows_to_text(
+    bands: list[Band], cells: list[_Cell], words: list[Word], repairs: list[str], rules: Sequence[float] = ()
+) -> list[Band]:
     """Move the row boundaries off the text lines they cut through.
 
     The model's cell boxes can sit a few pixels off the text, growing down the table (seen on
@@ -223,8 +227,9 @@ def fit_rows_to_text(bands: list[Band], cells: list[_Cell], words: list[Word], r
     alone move past the lines (`_moved_alone`). Otherwise the boundaries are first moved
     together (a scale about the table top and a shift, within 8% and 0.6 row heights) to cut
     through as few words as possible, then each one alone to the nearest gap between words
-    within a third of a row. Words inside a cell spanning several rows are left out: they may
-    cross boundaries legitimately.
+    within a third of a row. On a ruled table (`rules`, the crop's horizontal ruling lines) the
+    rules come first (`_onto_rules`). Words inside a cell spanning several rows are left out:
+    they may cross boundaries legitimately.
     """
     if len(bands) < 2:
         return bands
@@ -258,6 +263,10 @@ def fit_rows_to_text(bands: list[Band], cells: list[_Cell], words: list[Word], r
     base = cost(1.0, 0.0)
     if base == 0:
         return bands
+    ruled = _onto_rules(cuts, rules, height, spans)
+    if ruled is not None:
+        repairs.append("row boundaries moved off the text lines they cut, onto the ruling lines")
+        return _bands_at(bands, ruled)
     edges = sorted({v for pair in spans for v in pair})
     reach = height / 3
     alone = _moved_alone(cuts, spans, starts, ends, edges, reach, bands)
@@ -289,6 +298,33 @@ def fit_rows_to_text(bands: list[Band], cells: list[_Cell], words: list[Word], r
     else:
         return bands
     return _bands_at(bands, moved)
+
+
+def _onto_rules(
+    cuts: list[float], rules: Sequence[float], reach: float, spans: list[tuple[float, float]]
+) -> list[float] | None:
+    """The boundaries on the ruling lines, when the rules part the text into exactly as many
+    rows as the model read (every boundary then goes onto the rule between two of them, within
+    `reach` of where the model put it); else None. On resampled scans SLANet's boxes sat
+    several pixels off the rows, some up and some down, a different amount each: a joint shift
+    of every boundary took a header's second line ("to air") into its first (eu-001), and the
+    nearest rule to a box drifting up by half a row is the one above its text (eu-005)."""
+    free = sorted(set(rules))  # a word box over a rule is the box's error: the rule still parts rows
+    if not free or not cuts:
+        return None
+    centres = [(a + b) / 2 for a, b in spans]
+    edges = [-math.inf, *free, math.inf]
+    filled = [i for i in range(len(edges) - 1) if any(edges[i] < c < edges[i + 1] for c in centres)]
+    if len(filled) != len(cuts) + 1:
+        return None
+    out: list[float] = []
+    for cut, (upper, lower) in zip(cuts, zip(filled, filled[1:])):
+        # between two rows of text, the rule under the upper or over the lower (empty gaps between)
+        y = min((edges[upper + 1], edges[lower]), key=lambda v: abs(v - cut))
+        if abs(y - cut) > reach:
+            return None
+        out.append(y)
+    return out
 
 
 CLEAR_SIDE = 2 / 3  # a boundary through a line is evidence for a side when this share of the line lies there
@@ -395,7 +431,7 @@ def token_grid(
         box = clip(box, (0.0, 0.0, float(image_size[0]), float(image_size[1])))
     if not _usable(box):
         return TableGrid(0, 0, [], repairs=["nothing to reconstruct: empty table box"], confidence=0.0)
-    rows = snap(fit_rows_to_text(rows, cells, words, repairs), box[1], box[3])
+    rows = snap(fit_rows_to_text(rows, cells, words, repairs, lines.h if lines is not None else ()), box[1], box[3])
     if lines is not None and lines.h:
         rows = rows_onto_rules(rows, words, lines.h, repairs)
     cols = snap(cols, box[0], box[2])
@@ -406,6 +442,9 @@ def token_grid(
     head = header_rows_for_split(rects, rows, cols, words, header)
     rects, cols = merge_label_only_columns(rects, rows, cols, head, words, repairs)
     rects, cols = split_merged_columns(rects, rows, cols, header, words, repairs)
+    rects, rows, head, header = join_wrapped_header_rows(
+        rects, rows, cols, head, header, words, lines.h if lines is not None else (), repairs
+    )
     rects, rows, head, header = split_group_label_rows(rects, rows, head, header, words, cols[0].hi, repairs)
     words = join_header_labels(words, rows, head)
     scores = [t.score for t in tokens]
