@@ -11,6 +11,7 @@ from worker.core.html_out import grid_to_html
 from worker.core.replay import EMBEDDED, ReplayError, parse_payload, payload, replay_grid
 from worker.core.token_grid import StructureToken, token_grid, tokens_from_raw
 from worker.core.types import RulingLines, Word
+from worker.evaluation.binding import bind
 
 
 def _tokens(rows: list[list[tuple[str, int, int]]], head: int = 0, cell: tuple[int, int] = (100, 40)):
@@ -352,3 +353,66 @@ def test_ruled_rows_whose_boxes_sit_half_a_row_high_keep_their_text() -> None:
     lines = RulingLines(h=tuple(30.0 * k for k in range(9)), v=())
     grid = token_grid(high, words, (300, 240), lines)
     assert {c.text: (c.row, c.col) for c in grid.cells} == {f"r{r}c{c}": (r, c) for r in range(8) for c in range(3)}
+
+
+def test_a_row_label_spanning_up_into_the_header_is_cut_back_to_its_values_row() -> None:
+    """SLANet set the stub's header cell one row low: the first body row's label spans the
+    header's last row and its own, so no header could be marked. The label's words and the
+    values beside them put it in its own row, and every value then reads under its label."""
+    rows = [
+        [("stubhead", 1, 1), ("THRESHOLD", 1, 3)],
+        [("Arsenic", 2, 1), ("air", 1, 1), ("water", 1, 1), ("land", 1, 1)],
+        [("20", 1, 1), ("5", 1, 1), ("6", 1, 1)],
+        [("Lead", 1, 1), ("200", 1, 1), ("21", 1, 1), ("22", 1, 1)],
+    ]
+    tokens, boxes = _tokens(rows)
+    words = [_word(t, b) for t, b in boxes.items() if t not in ("stubhead", "Arsenic")]
+    words.append(Word("Arsenic", (10.0, 90.0, 70.0, 108.0)))  # in the third row's band only
+    grid = token_grid(tokens, words, (400, 160))
+    cells = {c.text: (c.row, c.col, c.rowspan) for c in grid.cells if c.text}
+    assert cells["Arsenic"] == (2, 0, 1) and cells["20"][:2] == (2, 1)
+    html = grid_to_html(grid)
+    gt = (
+        "<table><thead><tr><th></th><th colspan=3>THRESHOLD</th></tr><tr><th></th><th>air</th><th>water</th>"
+        "<th>land</th></tr></thead><tbody><tr><td>Arsenic</td><td>20</td><td>5</td><td>6</td></tr>"
+        "<tr><td>Lead</td><td>200</td><td>21</td><td>22</td></tr></tbody></table>"
+    )
+    got = bind(html, gt)
+    assert got["bound"] == got["values"] == 6
+
+
+def test_wrapped_labels_under_a_stub_head_spanning_from_above_join_into_one_row() -> None:
+    """ "to air" over "kg/year" read as two rows under a group label, the stub's empty head
+    spanning the group label's row and the first: the two label rows are one, the stub head
+    takes the joined row, and the values read under "to air kg/year"."""
+    rows = [
+        [("stubhead", 2, 1), ("THRESHOLD", 1, 3)],
+        [("air", 1, 1), ("water", 1, 1), ("land", 1, 1)],
+        [("empty", 1, 1), ("kg1", 1, 1), ("kg2", 1, 1), ("kg3", 1, 1)],
+        [("Arsenic", 1, 1), ("20", 1, 1), ("5", 1, 1), ("6", 1, 1)],
+        [("Lead", 1, 1), ("200", 1, 1), ("21", 1, 1), ("22", 1, 1)],
+    ]
+    tokens, boxes = _tokens(rows)
+    words = [
+        _word(t, b)
+        for t, b in boxes.items()
+        if t in ("THRESHOLD", "Arsenic", "20", "5", "6", "Lead", "200", "21", "22")
+    ]
+    for name, c in (("air", 1), ("water", 2), ("land", 3)):
+        words += [
+            Word("to", (100.0 * c + 10, 62, 100.0 * c + 24, 74)),
+            Word(name, (100.0 * c + 28, 62, 100.0 * c + 60, 74)),
+        ]
+        words.append(Word("kg/year", (100.0 * c + 10, 82, 100.0 * c + 60, 94)))
+    grid = token_grid(tokens, words, (400, 200))
+    assert grid.n_rows == 4
+    labels = {c.text: (c.row, c.col) for c in grid.cells if c.text}
+    assert labels["to air kg/year"] == (1, 1) and labels["Arsenic"] == (2, 0)
+    gt = (
+        "<table><thead><tr><th rowspan=2></th><th colspan=3>THRESHOLD</th></tr><tr><th>to air kg/year</th>"
+        "<th>to water kg/year</th><th>to land kg/year</th></tr></thead><tbody>"
+        "<tr><td>Arsenic</td><td>20</td><td>5</td><td>6</td></tr>"
+        "<tr><td>Lead</td><td>200</td><td>21</td><td>22</td></tr></tbody></table>"
+    )
+    got = bind(grid_to_html(grid), gt)
+    assert got["bound"] == got["values"] == 6

@@ -30,6 +30,7 @@ from worker.core.header_wraps import join_wrapped_header_rows
 from worker.core.reconstruct import grid_from_bands
 from worker.core.ruled_rows import rows_onto_rules
 from worker.core.spans import SpanRect
+from worker.core.stub_spans import cut_stub_spans_into_body
 from worker.core.types import BBox, RulingLines, TableGrid, Word
 
 _SPAN_RE = re.compile(r'^\s*(colspan|rowspan)="(\d+)"$')
@@ -439,13 +440,14 @@ def token_grid(
     # a header row needs every cell in it marked: a body cell spanning up into it unmarks it
     header -= {r for c in cells if not c.header for r in range(c.row, c.row + c.rowspan)}
     rows = header_line_back(rows, cols, header, words, repairs)
+    rects = cut_stub_spans_into_body(rects, rows, cols, words, repairs)
     head = header_rows_for_split(rects, rows, cols, words, header)
     rects, cols = merge_label_only_columns(rects, rows, cols, head, words, repairs)
     rects, cols = split_merged_columns(rects, rows, cols, header, words, repairs)
+    rects, rows, head, header = split_group_label_rows(rects, rows, head, header, words, cols[0].hi, repairs)
     rects, rows, head, header = join_wrapped_header_rows(
         rects, rows, cols, head, header, words, lines.h if lines is not None else (), repairs
     )
-    rects, rows, head, header = split_group_label_rows(rects, rows, head, header, words, cols[0].hi, repairs)
     words = join_header_labels(words, rows, head)
     scores = [t.score for t in tokens]
     table_score = sum(scores) / len(scores) if scores else 1.0
