@@ -57,7 +57,7 @@ def join_wrapped_header_rows(
                 break
             r += 1
             continue
-        merged = _merge(rects, r)
+        merged = _merge(rects, r, {_column_of((w.bbox[0] + w.bbox[2]) / 2, cols) for w in _inside(rows[r + 1], words)})
         if merged is None:
             break
         rects = merged
@@ -114,19 +114,29 @@ def _column_of(x: float, cols: list[Band]) -> int:
     return min(range(len(cols)), key=lambda c: 0 if cols[c].lo <= x < cols[c].hi else abs(cols[c].mid - x))
 
 
-def _merge(rects: list[SpanRect], r: int) -> list[SpanRect] | None:
-    """Rows r and r+1 made one: the lower row's cells over both, the upper row's dropped; None
-    when a cell of the upper row reaches into other rows (no clean join)."""
+def _merge(rects: list[SpanRect], r: int, filled: set[int]) -> list[SpanRect] | None:
+    """Rows r and r+1 made one: the lower row's cells over both, the upper row's dropped; a
+    cell from above ending in row r (an empty stub head) takes the joined row where the lower
+    row's cell under it is empty (`filled`: the lower row's columns with text). None when no
+    clean join exists."""
+    from_above = [x for x in rects if x.r0 < r == x.r1]
+    covered = {c for x in from_above for c in range(x.c0, x.c1 + 1)}
+    if covered & filled:
+        return None
     out: list[SpanRect] = []
     for rect in rects:
         if rect.r0 == rect.r1 == r:
             continue  # the upper row's own cells give way
-        if rect.r0 <= r < rect.r1 or rect.r0 == r + 1:
+        if rect.r0 == rect.r1 == r + 1 and rect.c0 in covered:
+            if not all(c in covered for c in range(rect.c0, rect.c1 + 1)):
+                return None
+            continue  # the empty cell under a stub head from above gives way to it
+        if rect in from_above:
+            out.append(rect)
+        elif rect.r0 <= r < rect.r1 or rect.r0 == r + 1:
             out.append(SpanRect(min(rect.r0, r), rect.r1 - 1, rect.c0, rect.c1, rect.score, rect.projected))
         elif rect.r1 < r:
             out.append(rect)
-        elif rect.r0 > r + 1:
-            out.append(SpanRect(rect.r0 - 1, rect.r1 - 1, rect.c0, rect.c1, rect.score, rect.projected))
         else:
-            return None  # a cell from above ending in row r
+            out.append(SpanRect(rect.r0 - 1, rect.r1 - 1, rect.c0, rect.c1, rect.score, rect.projected))
     return out
