@@ -7,7 +7,8 @@ over the stub head. The tests assert the labels each value is read under.
 
 from __future__ import annotations
 
-from worker.core.header_spans import word_groups
+from worker.core.bands import Band
+from worker.core.header_spans import header_rows_by_words, word_groups
 from worker.core.headers import column_labels
 from worker.core.html_out import grid_to_html
 from worker.core.serialise import serialisations
@@ -117,3 +118,12 @@ def test_a_label_wrapped_over_two_lines_stays_one_group():
     words = _words("Margin of", 100, 0) + [Word("error", (85, 22, 120, 33))]
     assert len(word_groups(words, 15.0)) == 1
     assert len(word_groups(_words("2007", 100, 0) + _words("2009", 320, 0), 15.0)) == 2
+
+
+def test_a_lone_dash_over_the_labels_does_not_end_the_header_rows_by_words():
+    """A speck read as "-" above a photocopied table's labels is no figure: the rows down to the
+    first row of figures can still be the header."""
+    rows = [Band(0, 20, 1.0), Band(20, 40, 1.0), Band(40, 60, 1.0)]
+    cols = [Band(0, 100, 1.0), Band(100, 200, 1.0)]
+    words = [Word("-", (150, 5, 158, 15)), Word("air", (120, 25, 160, 35)), Word("20", (130, 45, 150, 55))]
+    assert header_rows_by_words(rows, cols, words) == {0, 1}

@@ -99,3 +99,22 @@ def test_a_row_of_years_with_footnote_marks_is_the_header():
     assert infer_header_rows(grid) == 1
     ser = serialisations(grid)
     assert ser["row_lines"][0] == "UK; 1997: 42.3; 1995*: 29; 1990**: 31"
+
+
+def test_a_speck_read_as_a_dash_over_the_header_does_not_hide_it():
+    """A photocopy's speck over the table read as "-" in a row of its own: that row is no body
+    row, so the labels under it are still found as the header."""
+    texts = {
+        (0, 0): "-",
+        (1, 0): "",
+        (1, 1): "to air",
+        (1, 2): "to water",
+        (2, 0): "Arsenic",
+        (2, 1): "20",
+        (2, 2): "5",
+        (3, 0): "Lead",
+        (3, 1): "200",
+        (3, 2): "20",
+    }
+    grid = grid_from_spec(4, 3, [(0, 0, 1, 3)], texts=texts)
+    assert infer_header_rows(grid) == 2

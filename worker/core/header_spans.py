@@ -105,13 +105,13 @@ def _split(rect: SpanRect, cols: list[Band], groups: list[tuple[float, float]]) 
 
 
 def header_rows_by_words(rows: list[Band], cols: list[Band], words: Sequence[Word]) -> set[int]:
-    """Leading rows without a value outside the first column: where a header can be when the
-    model marked none."""
+    """Leading rows without a figure outside the first column: where a header can be when the
+    model marked none (a lone dash, a speck over a photocopied table, is no figure)."""
     out: set[int] = set()
     x_start = cols[1].lo if len(cols) > 1 else cols[0].hi
     for r, band in enumerate(rows):
         inside = [w for w in words if band.lo <= _centre(w)[1] < band.hi and _centre(w)[0] >= x_start]
-        if any(is_value_like(w.text) for w in inside):
+        if any(is_value_like(w.text) and any(ch.isdigit() for ch in w.text) for w in inside):
             break
         out.add(r)
     return out if len(out) < len(rows) else set()

@@ -75,7 +75,10 @@ def _inside(band: Band, words: Sequence[Word]) -> list[Word]:
 
 
 def _has_values(band: Band, cols: list[Band], words: Sequence[Word]) -> bool:
-    return any(is_value_like(w.text) for w in _inside(band, words) if (w.bbox[0] + w.bbox[2]) / 2 >= cols[1].lo)
+    """Whether a row holds figures beyond the stub: where the header ends. A lone dash is no
+    figure here (a mark over a photocopied table read as one ended the search above its header)."""
+    inside = [w for w in _inside(band, words) if (w.bbox[0] + w.bbox[2]) / 2 >= cols[1].lo]
+    return any(is_value_like(w.text) and any(ch.isdigit() for ch in w.text) for w in inside)
 
 
 def _column(x0: float, x1: float, cols: list[Band]) -> int | None:

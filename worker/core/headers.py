@@ -172,8 +172,8 @@ def infer_header_rows(grid: TableGrid, max_rows: int = 4) -> int:
         texts = [t for c, t in enumerate(_row_texts(slots, r)) if c > 0 and slots[r][c].row == r]
         return any(texts) and all(is_unit_like(t) for t in texts if t)
 
-    lead = 0  # empty rows above the labels (a rule read as a row) belong to the header
-    while lead < grid.n_rows - 2 and not any(_row_texts(slots, lead)):
+    lead = 0  # empty rows above the labels (a rule read as a row, a speck read as "-") belong to the header
+    while lead < grid.n_rows - 2 and not any(any(ch.isalnum() for ch in t) for t in _row_texts(slots, lead)):
         lead += 1
     if not labels_only(lead):
         return 0
