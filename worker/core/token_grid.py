@@ -265,7 +265,11 @@ def fit_rows_to_text(
     if base == 0:
         return bands
     ruled = _onto_rules(cuts, rules, height, spans)
-    if ruled is not None:
+    if ruled is not None and not any(
+        w.bbox[1] + 0.15 * (w.bbox[3] - w.bbox[1]) < y < w.bbox[3] - 0.15 * (w.bbox[3] - w.bbox[1])
+        for y in ruled
+        for w in words
+    ):  # a rule through any word, one in a spanning cell too, is a partial rule under a group label
         repairs.append("row boundaries moved off the text lines they cut, onto the ruling lines")
         return _bands_at(bands, ruled)
     edges = sorted({v for pair in spans for v in pair})
