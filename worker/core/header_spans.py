@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from statistics import median
 
 from worker.core.bands import Band
-from worker.core.headers import is_value_like
+from worker.core.headers import is_figure
 from worker.core.spans import SpanRect
 from worker.core.types import Word
 
@@ -111,7 +111,7 @@ def header_rows_by_words(rows: list[Band], cols: list[Band], words: Sequence[Wor
     x_start = cols[1].lo if len(cols) > 1 else cols[0].hi
     for r, band in enumerate(rows):
         inside = [w for w in words if band.lo <= _centre(w)[1] < band.hi and _centre(w)[0] >= x_start]
-        if any(is_value_like(w.text) and any(ch.isdigit() for ch in w.text) for w in inside):
+        if any(is_figure(w.text) for w in inside):
             break
         out.add(r)
     return out if len(out) < len(rows) else set()

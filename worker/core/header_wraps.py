@@ -23,7 +23,7 @@ from statistics import median
 
 from worker.core.bands import Band
 from worker.core.header_spans import LABEL_GAP_HEIGHTS, word_groups
-from worker.core.headers import is_value_like
+from worker.core.headers import is_figure, is_value_like
 from worker.core.spans import SpanRect
 from worker.core.types import Word
 
@@ -78,7 +78,7 @@ def _has_values(band: Band, cols: list[Band], words: Sequence[Word]) -> bool:
     """Whether a row holds figures beyond the stub: where the header ends. A lone dash is no
     figure here (a mark over a photocopied table read as one ended the search above its header)."""
     inside = [w for w in _inside(band, words) if (w.bbox[0] + w.bbox[2]) / 2 >= cols[1].lo]
-    return any(is_value_like(w.text) and any(ch.isdigit() for ch in w.text) for w in inside)
+    return any(is_figure(w.text) for w in inside)
 
 
 def _column(x0: float, x1: float, cols: list[Band]) -> int | None:

@@ -102,6 +102,12 @@ def is_value_like(text: str) -> bool:
 _NUMBERING = re.compile(r"^\(?(\d{1,2})\)?$")  # a column number: 1, (2), 3)
 
 
+def is_figure(text: str) -> bool:
+    """A value with a digit in it: what ends a header. A lone dash is a value in a body cell,
+    but a speck read as "-" over a photocopied table is no sign that the labels are over."""
+    return is_value_like(text) and any(ch.isdigit() for ch in text)
+
+
 def is_value_row(texts: list[str]) -> bool:
     """A row of figures beside its label, never a column header: every text beyond the first
     column a value (`is_value_like`: numbers, amounts, placeholder dashes; years are labels),

@@ -32,7 +32,7 @@ def cut_stub_spans_into_body(
         cy = (w.bbox[1] + w.bbox[3]) / 2
         return next((i for i, b in enumerate(rows) if b.lo <= cy < b.hi), None)
 
-    stub_rows: dict[int, list[Word]] = {}
+    stub_rows: set[int] = set()
     values: set[int] = set()
     labels: set[int] = set()
     for w in words:
@@ -40,7 +40,7 @@ def cut_stub_spans_into_body(
         if r is None or not w.text.strip():
             continue
         if (w.bbox[0] + w.bbox[2]) / 2 < stub_end:
-            stub_rows.setdefault(r, []).append(w)
+            stub_rows.add(r)
         elif is_value_like(w.text):
             values.add(r)
         else:

@@ -212,6 +212,15 @@ def _axis_bands(cells: list[_Cell], n: int, axis: str) -> list[Band] | None:
     return bands
 
 
+TEXT_TRIM = 0.15  # share of a word box's height off each edge: ascenders and descenders overlap lines
+
+
+def _text_span(w: Word) -> tuple[float, float]:
+    """The rows a word's text surely covers: its box less `TEXT_TRIM` top and bottom."""
+    trim = TEXT_TRIM * (w.bbox[3] - w.bbox[1])
+    return w.bbox[1] + trim, w.bbox[3] - trim
+
+
 def _crossings(cut: float, starts: list[float], ends: list[float]) -> int:
     """How many word intervals (starts and ends each sorted) hold `cut` strictly inside."""
     return bisect_left(starts, cut) - bisect_right(ends, cut)
@@ -240,8 +249,7 @@ def fit_rows_to_text(
         cx, cy = (w.bbox[0] + w.bbox[2]) / 2, (w.bbox[1] + w.bbox[3]) / 2
         if any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3] for b in spanned):
             continue
-        trim = 0.15 * (w.bbox[3] - w.bbox[1])
-        spans.append((w.bbox[1] + trim, w.bbox[3] - trim))
+        spans.append(_text_span(w))
     if len(spans) < 3:
         return bands
     starts = sorted(a for a, _ in spans)
@@ -264,12 +272,8 @@ def fit_rows_to_text(
     base = cost(1.0, 0.0)
     if base == 0:
         return bands
-    ruled = _onto_rules(cuts, rules, height, spans)
-    if ruled is not None and not any(
-        w.bbox[1] + 0.15 * (w.bbox[3] - w.bbox[1]) < y < w.bbox[3] - 0.15 * (w.bbox[3] - w.bbox[1])
-        for y in ruled
-        for w in words
-    ):  # a rule through any word, one in a spanning cell too, is a partial rule under a group label
+    ruled = _onto_rules(cuts, rules, height, spans, words)
+    if ruled is not None:
         repairs.append("row boundaries moved off the text lines they cut, onto the ruling lines")
         return _bands_at(bands, ruled)
     edges = sorted({v for pair in spans for v in pair})
@@ -306,19 +310,21 @@ def fit_rows_to_text(
 
 
 def _onto_rules(
-    cuts: list[float], rules: Sequence[float], reach: float, spans: list[tuple[float, float]]
+    cuts: list[float], rules: Sequence[float], reach: float, spans: list[tuple[float, float]], words: list[Word]
 ) -> list[float] | None:
-    """The boundaries on the ruling lines, when the rules part the text into exactly as many
-    rows as the model read (every boundary then goes onto the rule between two of them, within
-    `reach` of where the model put it); else None. On resampled scans SLANet's boxes sat
-    several pixels off the rows, some up and some down, a different amount each: a joint shift
-    of every boundary took a header's second line ("to air") into its first (eu-001), and the
-    nearest rule to a box drifting up by half a row is the one above its text (eu-005)."""
-    free = sorted(set(rules))  # a word box over a rule is the box's error: the rule still parts rows
-    if not free or not cuts:
+    """The boundaries on the ruling lines, when the rules part the text lines (`spans`) into
+    exactly as many rows as the model read (every boundary then goes onto the rule between two
+    of them, within `reach` of where the model put it) and no chosen rule runs through a word,
+    one in a spanning cell included; else None. On resampled scans SLANet's boxes sat several
+    pixels off the rows, some up and some down, a different amount each: a joint shift of every
+    boundary took a header's second line ("to air") into its first (eu-001), and the nearest
+    rule to a box drifting up by half a row is the one above its text (eu-005). A rule through
+    a word is a partial one, under a group label: on the demo sample it ran through "Region"
+    and "Product", centred in their two-row cells, and took the sub-labels' row."""
+    if not rules or not cuts:
         return None
     centres = [(a + b) / 2 for a, b in spans]
-    edges = [-math.inf, *free, math.inf]
+    edges = [-math.inf, *sorted(set(rules)), math.inf]
     filled = [i for i in range(len(edges) - 1) if any(edges[i] < c < edges[i + 1] for c in centres)]
     if len(filled) != len(cuts) + 1:
         return None
@@ -329,6 +335,8 @@ def _onto_rules(
         if abs(y - cut) > reach:
             return None
         out.append(y)
+    if any(_text_span(w)[0] < y < _text_span(w)[1] for y in out for w in words):
+        return None
     return out
 
 
