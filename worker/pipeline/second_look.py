@@ -4,7 +4,9 @@ The check is `worker.core.number_cells`: a table's figures stand apart in their 
 in which many of the words' numbers sit beside another in one cell has lost rows or columns.
 Such a crop goes back to the structure model on each view of `models.structure_views`, and the
 reading that parts the numbers best is kept when it parts clearly more of them than the first
-(a quarter of them: a collapse costs most); the first reading is kept otherwise. On the dev
+(a quarter of them: a collapse costs most); the first reading is kept otherwise. A grid whose
+rows the rebuild parted on their text lines (`worker.core.stacked_rows`) was a collapsed reading
+too: it is read again whatever its numbers, and a view that parts more of them is kept. On the dev
 tables' clean renders and text layers a few crops go back and no reading changes, so the cost
 falls where it is needed.
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from worker.core.number_cells import better_fit, needs_second_look, number_fit, number_tokens
+from worker.core.stacked_rows import was_split
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -32,7 +35,10 @@ def second_look(run: Run, built: BuiltGrid, words: list[Word], crop: Image.Image
         return built
     numbers = number_tokens(words)
     first = number_fit(built.grid, numbers)
-    if not needs_second_look(first, r.second_look_below, r.second_look_min_numbers):
+    # rows the rebuild had to part on their text lines: the model's reading collapsed, and a view
+    # it reads whole is taken when it parts more numbers (the parting keeps the model's columns)
+    parted = was_split(built.grid.repairs) and numbers >= r.second_look_min_numbers
+    if not parted and not needs_second_look(first, r.second_look_below, r.second_look_min_numbers):
         return built
     from models.structure_views import second_views
 
@@ -44,7 +50,9 @@ def second_look(run: Run, built: BuiltGrid, words: list[Word], crop: Image.Image
         readings.append((number_fit(candidate.grid, numbers), view_name, candidate))
     # the most numbers apart; on a tie the fewer slots, then the earlier view (max keeps the first)
     fit, name, best = max(readings, key=lambda k: (k[0].apart, -k[2].grid.n_rows * k[2].grid.n_cols))
-    if not better_fit(fit, first, r.second_look_margin):
+    if not better_fit(fit, first, 0.0 if parted else r.second_look_margin):
+        if first.apart == numbers:
+            return built
         built.grid.repairs.append(
             f"{numbers - first.apart} of {numbers} numbers beside another in a cell; "
             "no other view of the crop parted them"

@@ -1,0 +1,99 @@
+"""Rows the structure model read together, parted on their text lines (worker.core.stacked_rows).
+
+The model's cells are drawn as boxes; the words are placed by hand on their own lines, as an OCR
+reads them, so each test says which lines sit inside which of the model's rows."""
+
+from __future__ import annotations
+
+from worker.core.token_grid import StructureToken, token_grid
+from worker.core.types import Word
+
+X = (10.0, 210.0, 330.0, 450.0)  # the four columns' left edges; each 110 px wide (the stub 190)
+LINE = 20.0  # one text line a row
+
+
+def _model(rows: list[tuple[float, float]], head: int = 0) -> list[StructureToken]:
+    """A model reading: four cells a row, each row the band (top, bottom) given."""
+    out: list[StructureToken] = []
+    for r, (top, bottom) in enumerate(rows):
+        if head and r == 0:
+            out.append(StructureToken("<thead>", 0.99))
+        if head and r == head:
+            out += [StructureToken("</thead>", 0.99), StructureToken("<tbody>", 0.99)]
+        out.append(StructureToken("<tr>", 0.99))
+        for c, x in enumerate(X):
+            right = X[c + 1] - 6 if c + 1 < len(X) else x + 110
+            out.append(StructureToken("<td></td>", 0.98, (x, top, right, bottom)))
+        out.append(StructureToken("</tr>", 0.99))
+    return out
+
+
+def _line(y: float, texts: list[str]) -> list[Word]:
+    """One text line at `y`: each non-empty text a word (or words) near its column's left edge."""
+    words = []
+    for x, text in zip(X, texts):
+        left = x + 4
+        for token in text.split():
+            words.append(Word(token, (left, y, left + 9 * len(token), y + 12)))
+            left += 9 * len(token) + 6
+    return words
+
+
+def _texts(grid) -> list[list[str]]:
+    rows = [[""] * grid.n_cols for _ in range(grid.n_rows)]
+    for c in grid.cells:
+        rows[c.row][c.col] = c.text
+    return rows
+
+
+BODY = [
+    ["Austria", "86.2", "13.8", "3,375"],
+    ["Belgium", "0", "1.5", "3,973"],
+    ["Bulgaria", "0.4", "100.0", "1,136"],
+    ["Cyprus", "83.0", "3.8", "158"],
+]
+
+
+def test_rows_of_figures_read_as_one_tall_row_are_parted_at_their_lines() -> None:
+    words = _line(6, ["Country", "Domestic", "Imported", "Total"])
+    for k, row in enumerate(BODY):
+        words += _line(30 + LINE * k, row)
+    grid = token_grid(_model([(2, 24), (26, 110)], head=1), words)
+    assert _texts(grid) == [["Country", "Domestic", "Imported", "Total"], *BODY]
+    assert grid.header_rows == 1
+    assert any("given their own lines" in r for r in grid.repairs)
+
+
+def test_the_first_data_row_read_into_the_header_row_goes_back_to_the_body() -> None:
+    """The header row holds the labels' line and the first row of figures under it."""
+    words = _line(6, ["Country", "Domestic", "Imported", "Total"])
+    for k, row in enumerate(BODY):
+        words += _line(26 + LINE * k, row)
+    grid = token_grid(_model([(2, 42), (44, 100)], head=1), words)
+    assert _texts(grid) == [["Country", "Domestic", "Imported", "Total"], *BODY]
+    assert grid.header_rows == 1
+
+
+def test_wrapped_labels_and_lines_without_a_stub_word_stay_in_their_row() -> None:
+    """A label wrapped over two lines, its figures on the lower one; a row of standard errors
+    under its estimates; the rows the model did read apart are kept as they are."""
+    words = _line(6, ["Country", "Domestic", "Imported", "Total"])
+    words += _line(30, ["Czech", "", "", ""]) + _line(50, ["Republic", "98.6", "1.4", "17,655"])
+    words += _line(74, ["Denmark", "3.1", "10.2", "1,662"]) + _line(94, ["", "(0.4)", "(1.1)", "(12)"])
+    grid = token_grid(_model([(2, 24), (26, 70), (72, 112)], head=1), words)
+    assert _texts(grid) == [
+        ["Country", "Domestic", "Imported", "Total"],
+        ["Czech Republic", "98.6", "1.4", "17,655"],
+        ["Denmark", "3.1 (0.4)", "10.2 (1.1)", "1,662 (12)"],
+    ]
+    assert not any("given their own lines" in r for r in grid.repairs)
+
+
+def test_rows_of_figures_under_the_models_last_row_join_the_table_but_a_note_does_not() -> None:
+    words = _line(6, ["Country", "Domestic", "Imported", "Total"])
+    for k, row in enumerate(BODY):
+        words += _line(30 + LINE * k, row)
+    words += _line(30 + LINE * 4 + 14, ["Source: Eurostat", "", "", ""])  # a note under the table
+    grid = token_grid(_model([(2, 24), (26, 48)], head=1), words)
+    assert _texts(grid) == [["Country", "Domestic", "Imported", "Total"], *BODY]
+    assert not any("Source" in c.text for c in grid.cells)
