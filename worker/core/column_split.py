@@ -157,7 +157,7 @@ def merge_label_only_columns(
             theirs = [w for k, w in heads if k == n]
             if any(_one_label(a, b) for a in mine for b in theirs):
                 repairs.append("1 column holding only part of a header label merged into its neighbour")
-                return _merge(rects, cols, keep=min(c, n), gone=max(c, n))
+                return merge_columns(rects, cols, keep=min(c, n), gone=max(c, n))
     return rects, cols
 
 
@@ -168,7 +168,7 @@ def _one_label(a: Word, b: Word) -> bool:
     return same_line and gap <= WORD_SPACE * h
 
 
-def _merge(rects: list[SpanRect], cols: list[Band], keep: int, gone: int) -> tuple[list[SpanRect], list[Band]]:
+def merge_columns(rects: list[SpanRect], cols: list[Band], keep: int, gone: int) -> tuple[list[SpanRect], list[Band]]:
     """Columns `keep` and `gone` (= keep + 1) as one; cells of `gone` alone are dropped (their
     slots are the kept column's), the others close up."""
     out: list[SpanRect] = []

@@ -28,8 +28,10 @@ from worker.core.header_rows_split import split_group_label_rows
 from worker.core.header_words import join_header_labels
 from worker.core.header_wraps import join_wrapped_header_rows
 from worker.core.reconstruct import grid_from_bands
+from worker.core.ruled_columns import merge_columns_between_rules
 from worker.core.ruled_rows import rows_onto_rules
 from worker.core.spans import SpanRect
+from worker.core.stacked_rows import split_stacked_rows
 from worker.core.stub_spans import cut_stub_spans_into_body
 from worker.core.types import BBox, RulingLines, TableGrid, Word
 
@@ -451,6 +453,11 @@ def token_grid(
     header = {r for c in cells if c.header for r in range(c.row, c.row + c.rowspan)}
     # a header row needs every cell in it marked: a body cell spanning up into it unmarks it
     header -= {r for c in cells if not c.header for r in range(c.row, c.row + c.rowspan)}
+    if lines is not None and lines.v:
+        rects, cols = merge_columns_between_rules(rects, rows, cols, lines.v, header, words, repairs)
+    rects, rows, header = split_stacked_rows(rects, rows, cols, header, words, repairs)
+    foot = max(box[3], rows[-1].hi)  # rows of figures found under the model's last row
+    box = (box[0], box[1], box[2], min(foot, float(image_size[1])) if image_size else foot)
     rows = header_line_back(rows, cols, header, words, repairs)
     rects = cut_stub_spans_into_body(rects, rows, cols, words, repairs)
     head = header_rows_for_split(rects, rows, cols, words, header)

@@ -1,0 +1,57 @@
+"""Columns the structure model read between the same two vertical rules (worker.core.ruled_columns).
+
+The model's cells are drawn as boxes and the words placed by hand, as in test_stacked_rows."""
+
+from __future__ import annotations
+
+from worker.core.token_grid import StructureToken, token_grid
+from worker.core.types import RulingLines, Word
+
+RULES = (0.0, 200.0, 300.0, 400.0)  # a stub and two value columns, ruled all round
+
+
+def _model(col_edges: list[tuple[float, float]], n_rows: int) -> list[StructureToken]:
+    out: list[StructureToken] = []
+    for r in range(n_rows):
+        out.append(StructureToken("<tr>", 0.99))
+        for lo, hi in col_edges:
+            out.append(StructureToken("<td></td>", 0.98, (lo, 4.0 + 24 * r, hi, 24.0 + 24 * r)))
+        out.append(StructureToken("</tr>", 0.99))
+    return out
+
+
+def _word(text: str, x: float, r: int) -> Word:
+    return Word(text, (x, 8.0 + 24 * r, x + 9 * len(text), 20.0 + 24 * r))
+
+
+def _texts(grid) -> list[list[str]]:
+    rows = [[""] * grid.n_cols for _ in range(grid.n_rows)]
+    for c in grid.cells:
+        rows[c.row][c.col] = c.text
+    return rows
+
+
+def test_a_column_read_as_two_between_its_rules_is_one_again() -> None:
+    """The model parted the second value column at x = 345: "2 million" fell into two cells."""
+    cols = [(2.0, 198.0), (202.0, 298.0), (302.0, 345.0), (345.0, 398.0)]
+    words = [_word("Label", 10, 0), _word("to air", 210, 0), _word("to water", 310, 0)]
+    words += [_word("Chlorides", 10, 1), _word("-", 240, 1), _word("2", 320, 1), _word("million", 333, 1)]
+    words += [_word("Fluorides", 10, 2), _word("1", 240, 2), _word("2", 330, 2), _word("000", 343, 2)]
+    grid = token_grid(_model(cols, 3), words, lines=RulingLines(h=(), v=RULES))
+    assert _texts(grid) == [
+        ["Label", "to air", "to water"],
+        ["Chlorides", "-", "2 million"],
+        ["Fluorides", "1", "2 000"],
+    ]
+    assert any("between the same two vertical rules" in r for r in grid.repairs)
+
+
+def test_sub_columns_with_a_gutter_between_them_stay_apart() -> None:
+    """Two columns of figures share a gap between rules (no rule between them): kept."""
+    cols = [(2.0, 198.0), (202.0, 298.0), (302.0, 350.0), (350.0, 398.0)]
+    words = [_word("Label", 10, 0), _word("All", 210, 0), _word("Men", 310, 0), _word("Women", 352, 0)]
+    words += [_word("Austria", 10, 1), _word("12", 240, 1), _word("5", 320, 1), _word("7", 370, 1)]
+    words += [_word("Belgium", 10, 2), _word("30", 240, 2), _word("14", 315, 2), _word("16", 368, 2)]
+    grid = token_grid(_model(cols, 3), words, lines=RulingLines(h=(), v=RULES))
+    assert grid.n_cols == 4
+    assert _texts(grid)[1] == ["Austria", "12", "5", "7"]
