@@ -19,6 +19,7 @@ from models.box_filters import between, box_sum
 BLOCK = 4  # fill is judged on blocks of this many pixels a side
 FILL_MIN, FILL_MAX = 40, 232  # a block this grey is neither paper nor ink ...
 FILL_MAX_STD = 14.0  # ... and this flat is fill (text and edges vary far more inside a block)
+GRAIN_FACTOR = 2.5  # ... or as flat as this many times the paper's own block spread (noisy scans)
 MIN_FILL_BLOCKS = 24  # fewer fill blocks than this in an image is no fill worth flattening
 CLOSE_BLOCKS = 4  # letters inside a fill: the fill mask is closed over this many blocks
 LEVEL_BLOCKS = 6  # the fill level is the mean of fill blocks within this many blocks
@@ -41,7 +42,10 @@ def flatten_fills(image: Image.Image) -> Image.Image:
     # noise, lighter than its level, into dark specks
     paper = float(np.percentile(mean, PAPER_PERCENTILE))
     upper = min(FILL_MAX, max(paper - PAPER_MARGIN, DARK_FILL))
-    fill = (mean >= FILL_MIN) & (mean <= upper) & (std <= FILL_MAX_STD)
+    # sensor grain makes a fill as uneven as the paper around it: the flatness allowed grows with
+    # the paper's own unevenness (a clean render's paper has none, and the limit stays as it was)
+    grain = float(np.median(std[mean > upper])) if bool((mean > upper).any()) else 0.0
+    fill = (mean >= FILL_MIN) & (mean <= upper) & (std <= max(FILL_MAX_STD, GRAIN_FACTOR * grain))
     if int(fill.sum()) < MIN_FILL_BLOCKS:
         return image.convert("L")
     # the fill's level near each block, from fill blocks only (a normalised box mean)
@@ -62,7 +66,10 @@ def flatten_fills(image: Image.Image) -> Image.Image:
     lighter = grey > full_level
     span = np.where(lighter, 255.0 - full_level, full_level)  # how far ink can be from the fill
     span = np.maximum(span, MIN_CONTRAST)
-    contrast = np.clip(np.abs(grey - full_level) / span, 0.0, 1.0)
+    # grain is no letter: on a light fill, grain a little lighter than the fill would otherwise
+    # come out as dark specks (little room between the fill and white)
+    floor = GRAIN_FACTOR * grain
+    contrast = np.clip((np.abs(grey - full_level) - floor) / np.maximum(span - floor, 1.0), 0.0, 1.0)
     out = np.where(full_region, 255.0 * (1.0 - contrast), grey)
     return Image.fromarray(out.astype(np.uint8))
 

@@ -92,3 +92,32 @@ def test_grey_scanned_paper_is_not_a_fill() -> None:
     noisy = np.clip(np.asarray(page, dtype=np.float32) + rng.normal(0, 6, (200, 400)), 0, 255).astype(np.uint8)
     scan = Image.fromarray(noisy)
     assert np.array_equal(np.asarray(flatten_fills(scan)), noisy)
+
+
+def _grainy(img: Image.Image, sigma: float, seed: int) -> Image.Image:
+    grey = np.asarray(img.convert("L"), dtype=np.float32)
+    grain = np.random.default_rng(seed).normal(0.0, sigma, grey.shape)
+    return Image.fromarray(np.clip(grey + grain, 0, 255).astype(np.uint8))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_band_under_sensor_grain_is_still_a_fill(seed: int) -> None:
+    """Grain of 16 grey levels makes every block of a grey band vary more than a clean render's
+    fill may; the paper around it is as grainy, so the band is still found and flattened."""
+    scan = _grainy(_table((150, 150, 150), (255, 255, 255)), 16.0, seed)
+    band = np.asarray(flatten_fills(scan), dtype=np.int16)[4:31]
+    assert np.median(band) >= 215  # the fill is paper now, grain and all
+    assert (band < 100).mean() > 0.03  # and the white letters are dark ink
+
+
+@pytest.mark.skipif(
+    weights_absent(OCR_MODELS) is not None,
+    reason="PP-OCR weights absent (tablesight models download --engine embedded)",
+)
+def test_ppocr_reads_a_grainy_white_on_grey_band_once_flattened() -> None:
+    import models.ppocr as ppocr
+
+    engine = ppocr.load(threads=1, rule_min_px=28)
+    scan = _grainy(_table((150, 150, 150), (255, 255, 255)), 16.0, 0)
+    flat = flatten_fills(scan).convert("RGB")
+    assert [w.text for w in engine.read(flat) if w.bbox[1] < 34] == LABELS
