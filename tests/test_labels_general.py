@@ -118,3 +118,45 @@ def test_a_speck_read_as_a_dash_over_the_header_does_not_hide_it():
     }
     grid = grid_from_spec(4, 3, [(0, 0, 1, 3)], texts=texts)
     assert infer_header_rows(grid) == 2
+
+
+def test_age_bands_beside_worded_labels_head_their_columns_but_ranges_alone_do_not():
+    """ "15-24" reads like a value, but beside "Female" and "Total" it is a label: the age band of
+    its column. A row of ranges with no worded label beside it is left to the body."""
+    texts = {
+        (0, 0): "",
+        (0, 1): "Female",
+        (0, 2): "Total",
+        (0, 3): "15-24",
+        (1, 0): "1995",
+        (1, 1): "15.1",
+        (1, 2): "15.4",
+        (1, 3): "29.7",
+        (2, 0): "2000",
+        (2, 1): "10.6",
+        (2, 2): "9.8",
+        (2, 3): "21.4",
+    }
+    assert infer_header_rows(grid_from_spec(3, 4, [], texts=texts)) == 1
+    ranges = dict(texts) | {(0, 1): "5-9", (0, 2): "10-14"}
+    assert infer_header_rows(grid_from_spec(3, 4, [], texts=ranges)) == 0
+
+
+def test_a_header_label_whose_o_was_read_as_zero_is_still_a_label():
+    """On a grainy scan "Often" came back as "0ften": read as a value, it hid the whole header
+    and every value below lost its column."""
+    texts = {
+        (0, 0): "",
+        (0, 1): "Never",
+        (0, 2): "Sometimes",
+        (0, 3): "0ften",
+        (1, 0): "Left out of things",
+        (1, 1): "12",
+        (1, 2): "30",
+        (1, 3): "8",
+        (2, 0): "Lonely",
+        (2, 1): "20",
+        (2, 2): "25",
+        (2, 3): "5",
+    }
+    assert infer_header_rows(grid_from_spec(3, 4, [], texts=texts)) == 1

@@ -19,6 +19,8 @@ PATH_SEP = " / "
 # a year, or a span of years, as a column label; a footnote mark may follow ("1995*", "1990**", "2001†")
 _YEAR = re.compile(r"^(?:19|20)\d\d(?:\s*[-/–]\s*(?:\d\d|\d{4}))?(?:[a-z]|\*{1,3}|[†‡§]{1,2})?$")
 _PLACEHOLDER = {"-", "–", "—", "n/a", "na", "n.a.", "..", "...", "x", "*", "nil", "none", "—/—"}
+_ZERO_FOR_O = re.compile(r"^0[a-zA-Z]{2,}")  # "0ften": a capital O the OCR read as zero, no number
+_CLASS_RANGE = re.compile(r"^\d{1,3}\s*[-–]\s*\d{1,3}$")  # an age band or a size class: "15-24"
 _NUMBERISH = re.compile(r"^[\s(+\-–−<>≤≥~±£$€¥%]*\d[\d\s.,%/:()+\-–−×x*]*[a-zA-Z%‰]{0,12}\)?$")
 
 
@@ -96,7 +98,7 @@ def is_value_like(text: str) -> bool:
         return False
     if t.lower() in _PLACEHOLDER:
         return True
-    return bool(_NUMBERISH.match(t)) and not _YEAR.match(t)
+    return bool(_NUMBERISH.match(t)) and not _YEAR.match(t) and not _ZERO_FOR_O.match(t)
 
 
 _NUMBERING = re.compile(r"^\(?(\d{1,2})\)?$")  # a column number: 1, (2), 3)
@@ -172,7 +174,13 @@ def infer_header_rows(grid: TableGrid, max_rows: int = 4) -> int:
         texts = _row_texts(slots, r)
         # a dash in the stub head is a mark, not a value ("—" over a stub of years)
         stub_ok = not is_value_like(texts[0]) or texts[0].lower() in _PLACEHOLDER
-        return any(texts[1:]) and stub_ok and not any(is_value_like(t) for t in texts[1:])
+        # class ranges ("15-24", "10-49") beside worded labels are labels too: age bands, size classes
+        worded = any(t and not is_value_like(t) for t in texts[1:])
+        return (
+            any(texts[1:])
+            and stub_ok
+            and not any(is_value_like(t) and not (worded and _CLASS_RANGE.match(t)) for t in texts[1:])
+        )
 
     def units_row(r: int) -> bool:
         texts = [t for c, t in enumerate(_row_texts(slots, r)) if c > 0 and slots[r][c].row == r]
