@@ -19,7 +19,7 @@ PATH_SEP = " / "
 # a year, or a span of years, as a column label; a footnote mark may follow ("1995*", "1990**", "2001†")
 _YEAR = re.compile(r"^(?:19|20)\d\d(?:\s*[-/–]\s*(?:\d\d|\d{4}))?(?:[a-z]|\*{1,3}|[†‡§]{1,2})?$")
 _PLACEHOLDER = {"-", "–", "—", "n/a", "na", "n.a.", "..", "...", "x", "*", "nil", "none", "—/—"}
-_ZERO_FOR_O = re.compile(r"^0[a-zA-Z]{2,}")  # "0ften": a capital O the OCR read as zero, no number
+_ZERO_FOR_O = re.compile(r"^0[a-zA-Z]{4,}")  # "0ften": an O read as zero ("0kg" stays a value)
 _CLASS_RANGE = re.compile(r"^\d{1,3}\s*[-–]\s*\d{1,3}$")  # an age band or a size class: "15-24"
 _NUMBERISH = re.compile(r"^[\s(+\-–−<>≤≥~±£$€¥%]*\d[\d\s.,%/:()+\-–−×x*]*[a-zA-Z%‰]{0,12}\)?$")
 
