@@ -119,3 +119,19 @@ def test_multi_column_stub_joins_its_labels():
     cells = {c.value: c for c in read_cells(gt, ground_truth=True)}
     assert set(cells) == {"12", "7"}
     assert cells["7"].row_label == "west idaho" and cells["7"].col_path == "units"
+
+
+def test_age_bands_in_a_ground_truth_header_row_are_labels():
+    """"15-24" beside "Female" and "Total" heads its column: the header is two rows deep, and
+    a value under it binds to "Finland / 15-24"."""
+    gt = (
+        "<table>"
+        '<tr><td></td><td colspan="3">Finland</td></tr>'
+        "<tr><td></td><td>Female</td><td>Total</td><td>15-24</td></tr>"
+        "<tr><td>1995</td><td>15.1</td><td>15.4</td><td>29.7</td></tr>"
+        "<tr><td>2000</td><td>10.6</td><td>9.8</td><td>21.4</td></tr>"
+        "</table>"
+    )
+    assert gt_header_rows(html_to_grid(gt)) == 2
+    cells = {(c.row, c.col): c for c in read_cells(gt, ground_truth=True)}
+    assert cells[(2, 3)].col_path == "finland 15 24"  # label_norm: punctuation to spaces

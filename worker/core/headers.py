@@ -104,6 +104,13 @@ def is_value_like(text: str) -> bool:
 _NUMBERING = re.compile(r"^\(?(\d{1,2})\)?$")  # a column number: 1, (2), 3)
 
 
+def values_in_row(texts: list[str]) -> list[bool]:
+    """Which of a row's texts are values (`is_value_like`), class ranges ("15-24", "10-49": age
+    bands, size classes) beside worded labels excepted: in such a row they are labels too."""
+    worded = any(clean(t) and not is_value_like(t) for t in texts)
+    return [is_value_like(t) and not (worded and bool(_CLASS_RANGE.match(clean(t)))) for t in texts]
+
+
 def is_figure(text: str) -> bool:
     """A value with a digit in it: what ends a header. A lone dash is a value in a body cell,
     but a speck read as "-" over a photocopied table is no sign that the labels are over."""
@@ -174,13 +181,7 @@ def infer_header_rows(grid: TableGrid, max_rows: int = 4) -> int:
         texts = _row_texts(slots, r)
         # a dash in the stub head is a mark, not a value ("—" over a stub of years)
         stub_ok = not is_value_like(texts[0]) or texts[0].lower() in _PLACEHOLDER
-        # class ranges ("15-24", "10-49") beside worded labels are labels too: age bands, size classes
-        worded = any(t and not is_value_like(t) for t in texts[1:])
-        return (
-            any(texts[1:])
-            and stub_ok
-            and not any(is_value_like(t) and not (worded and _CLASS_RANGE.match(t)) for t in texts[1:])
-        )
+        return any(texts[1:]) and stub_ok and not any(values_in_row(texts[1:]))
 
     def units_row(r: int) -> bool:
         texts = [t for c, t in enumerate(_row_texts(slots, r)) if c > 0 and slots[r][c].row == r]

@@ -42,7 +42,7 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from worker.core.headers import infer_header_rows, is_value_like, slot_cells
+from worker.core.headers import infer_header_rows, is_value_like, slot_cells, values_in_row
 from worker.core.html_parse import html_to_grid
 from worker.core.numbers import parse_number
 from worker.core.types import TableGrid
@@ -112,13 +112,15 @@ def _leading_th_rows(html: str) -> int:
 
 def gt_header_rows(grid: TableGrid) -> int:
     """The measure's own rule for ground truth that marks no header: the rows above the first
-    row with a value outside the first column; when that is deeper than a header ever is (a
+    row with a value outside the first column (class ranges beside worded labels, "15-24" beside
+    "Female", are labels: `values_in_row`); when that is deeper than a header ever is (a
     table of text values), the rows above the first one whose first column starts a label."""
     if grid.n_rows < 2 or grid.n_cols < 2:
         return 0
     slots = slot_cells(grid)
     for r in range(grid.n_rows):
-        if any(slots[r][c].row == r and is_value_like(slots[r][c].text) for c in range(1, grid.n_cols)):
+        own = [slots[r][c].text for c in range(1, grid.n_cols) if slots[r][c].row == r]
+        if any(values_in_row(own)):
             if r <= MAX_GT_HEADER_ROWS:
                 return min(r, grid.n_rows - 1)
             break
