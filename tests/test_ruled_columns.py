@@ -55,3 +55,13 @@ def test_sub_columns_with_a_gutter_between_them_stay_apart() -> None:
     grid = token_grid(_model(cols, 3), words, lines=RulingLines(h=(), v=RULES))
     assert grid.n_cols == 4
     assert _texts(grid)[1] == ["Austria", "12", "5", "7"]
+
+
+def test_an_empty_stub_beside_a_column_of_figures_is_kept() -> None:
+    """Between the frame's two rules an empty stub and a column of figures each hold one run a
+    row, but no row's run is parted by the boundary between them: two columns."""
+    cols = [(2.0, 120.0), (120.0, 250.0), (250.0, 398.0)]
+    words = [_word("Country", 10, 0), _word("Fund", 130, 0), _word("Total", 260, 0)]
+    words += [_word("24.3", 130, 1), _word("26.9", 300, 1), _word("5.4", 130, 2), _word("12.5", 300, 2)]
+    grid = token_grid(_model(cols, 3), words, lines=RulingLines(h=(), v=(0.0, 400.0)))
+    assert grid.n_cols == 3 and _texts(grid)[1] == ["", "24.3", "26.9"]

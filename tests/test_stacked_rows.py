@@ -97,3 +97,15 @@ def test_rows_of_figures_under_the_models_last_row_join_the_table_but_a_note_doe
     grid = token_grid(_model([(2, 24), (26, 48)], head=1), words)
     assert _texts(grid) == [["Country", "Domestic", "Imported", "Total"], *BODY]
     assert not any("Source" in c.text for c in grid.cells)
+
+
+def test_a_test_statistic_just_under_the_last_row_is_no_row_of_the_table() -> None:
+    """ "x2=876.6 p <0.0005" under the last row has a label and a value-like text, but fills one
+    column of three: a note, not a row (its line sits just under the model's last box)."""
+    words = _line(6, ["Country", "Domestic", "Imported", "Total"])
+    for k, row in enumerate(BODY):
+        words += _line(30 + LINE * k, row)
+    words += _line(30 + LINE * 4 - 4, ["x2=876.6 p", "<0.0005", "", ""])
+    grid = token_grid(_model([(2, 24), *((26 + LINE * k, 44 + LINE * k) for k in range(4))], head=1), words)
+    assert _texts(grid)[:5] == [["Country", "Domestic", "Imported", "Total"], *BODY]
+    assert grid.n_rows == 5

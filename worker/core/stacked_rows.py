@@ -124,16 +124,18 @@ def _row_edges(
                 texts[k] = f"{texts[k]} {w.text.strip()}".strip()
         return _Line(tl, texts)
 
-    # the table's first and last rows also take a line whose centre lies just outside the model's
-    # boxes (within a line's height), as the rebuild assigns such words to them
+    # the table's first row also takes a line whose centre lies just above the model's boxes
+    # (within a line's height), as the rebuild assigns such words to it; under the last row,
+    # only rows of figures continue the table (`_foot_lines`)
     height = median(w.bbox[3] - w.bbox[1] for w in words)
-    last = i == n_rows - 1
     lo = band.lo - (height if i == 0 else 0.0)
-    hi = band.hi + (height if last else 0.0)
     placed = [w for w in words if cell_of(w) is not None]
-    lines = [read(tl) for tl in text_lines([w for w in placed if lo <= _cy(w) < hi])]
+    last = i == n_rows - 1
+    found = text_lines([w for w in placed if lo <= _cy(w) and (last or _cy(w) < band.hi)])
+    # a line is in the row by its own centre (a line the band's edge runs through stays whole)
+    lines = [read(tl) for tl in found if (tl.top + tl.bottom) / 2 < band.hi]
     if last and lines:
-        below = [read(tl) for tl in text_lines([w for w in placed if _cy(w) >= hi])]
+        below = [read(tl) for tl in found if (tl.top + tl.bottom) / 2 >= band.hi]
         lines += _foot_lines(lines[-1].line.bottom, below, height)
     if len(lines) < 2:
         return whole
