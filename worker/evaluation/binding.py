@@ -42,7 +42,7 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from worker.core.headers import infer_header_rows, is_value_like, slot_cells, values_in_row
+from worker.core.headers import infer_header_rows, is_value_like, slot_cells
 from worker.core.html_parse import html_to_grid
 from worker.core.numbers import parse_number
 from worker.core.types import TableGrid
@@ -52,6 +52,7 @@ _DOT_LEADER = re.compile(r"(?:\s*[.·…_]){3,}\s*$")
 _DIGITS = re.compile(r"\d+")
 MAX_EDITS_PER_CHAR = 0.1  # one slip in ten characters
 MAX_GT_HEADER_ROWS = 5  # a ground-truth header deeper than this is a table of text values
+_GT_CLASS_RANGE = re.compile(r"^\d{1,3}\s*[-–]\s*\d{1,3}$")  # an age band or size class: a label
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,14 +114,15 @@ def _leading_th_rows(html: str) -> int:
 def gt_header_rows(grid: TableGrid) -> int:
     """The measure's own rule for ground truth that marks no header: the rows above the first
     row with a value outside the first column (class ranges beside worded labels, "15-24" beside
-    "Female", are labels: `values_in_row`); when that is deeper than a header ever is (a
+    "Female", are labels); when that is deeper than a header ever is (a
     table of text values), the rows above the first one whose first column starts a label."""
     if grid.n_rows < 2 or grid.n_cols < 2:
         return 0
     slots = slot_cells(grid)
     for r in range(grid.n_rows):
-        own = [slots[r][c].text for c in range(1, grid.n_cols) if slots[r][c].row == r]
-        if any(values_in_row(own)):
+        own = [slots[r][c].text.strip() for c in range(1, grid.n_cols) if slots[r][c].row == r]
+        worded = any(t and not is_value_like(t) for t in own)
+        if any(is_value_like(t) and not (worded and _GT_CLASS_RANGE.match(t)) for t in own):
             if r <= MAX_GT_HEADER_ROWS:
                 return min(r, grid.n_rows - 1)
             break
