@@ -42,11 +42,10 @@ def flatten_fills(image: Image.Image) -> Image.Image:
     # noise, lighter than its level, into dark specks
     paper = float(np.percentile(mean, PAPER_PERCENTILE))
     upper = min(FILL_MAX, max(paper - PAPER_MARGIN, DARK_FILL))
-    # sensor grain makes a fill as uneven as the paper around it: on grainy paper the flatness
-    # allowed grows with the paper's own unevenness (renders and office scans keep the fixed limit)
+    # sensor grain makes a fill as uneven as the paper around it: the flatness allowed grows with
+    # the paper's own unevenness (a clean render's paper has none, and the limit stays as it was)
     grain = float(np.median(std[mean > upper])) if bool((mean > upper).any()) else 0.0
-    grainy = GRAIN_FACTOR * grain > FILL_MAX_STD  # paper too uneven for the clean render's limit
-    fill = (mean >= FILL_MIN) & (mean <= upper) & (std <= (GRAIN_FACTOR * grain if grainy else FILL_MAX_STD))
+    fill = (mean >= FILL_MIN) & (mean <= upper) & (std <= max(FILL_MAX_STD, GRAIN_FACTOR * grain))
     if int(fill.sum()) < MIN_FILL_BLOCKS:
         return image.convert("L")
     # the fill's level near each block, from fill blocks only (a normalised box mean)
@@ -69,7 +68,7 @@ def flatten_fills(image: Image.Image) -> Image.Image:
     span = np.maximum(span, MIN_CONTRAST)
     # grain is no letter: on a light fill, grain a little lighter than the fill would otherwise
     # come out as dark specks (little room between the fill and white)
-    floor = GRAIN_FACTOR * grain if grainy else 0.0
+    floor = GRAIN_FACTOR * grain
     contrast = np.clip((np.abs(grey - full_level) - floor) / np.maximum(span - floor, 1.0), 0.0, 1.0)
     out = np.where(full_region, 255.0 * (1.0 - contrast), grey)
     return Image.fromarray(out.astype(np.uint8))
