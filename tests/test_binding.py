@@ -122,7 +122,7 @@ def test_multi_column_stub_joins_its_labels():
 
 
 def test_age_bands_in_a_ground_truth_header_row_are_labels():
-    """"15-24" beside "Female" and "Total" heads its column: the header is two rows deep, and
+    """An age band ("15-24") beside "Female" and "Total" heads its column: the header is two rows deep, and
     a value under it binds to "Finland / 15-24"."""
     gt = (
         "<table>"
