@@ -233,8 +233,8 @@ class RefineSettings(Group):
     second_look: bool = Field(
         True,
         description="read a table's structure again on other views of its crop (a median, two blurs) when "
-        "many of its numbers sit side by side in a cell, and keep the reading that parts them best "
-        "(worker.pipeline.second_look)",
+        "many of its numbers sit side by side in a cell, or its rows had to be parted on their text lines, "
+        "and keep the reading that parts them best (worker.pipeline.second_look)",
     )
 
     second_look_below: float = Field(
