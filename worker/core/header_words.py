@@ -15,7 +15,8 @@ from worker.core.bands import Band
 from worker.core.spans import SpanRect
 from worker.core.types import Word
 
-WORD_SPACE = 0.5  # words closer than this many text heights on one line are one label
+WORD_SPACE = 0.7  # words closer than this many text heights on one line are one label (a word space
+# between capitals is about half their height, and OCR boxes at 150 dpi jitter by a pixel or two)
 RULE_GLYPHS = frozenset("1lI|!")  # what OCR makes of a short vertical rule
 RULE_TALL = 1.4  # a "glyph" this many median text heights tall is a rule ...
 RULE_THIN = 0.2  # ... and so is one narrower than this share of its height
