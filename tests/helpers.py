@@ -153,3 +153,11 @@ def store_manifest(storage: Any, doc_id: str, tables: list[dict]) -> None:
         }
     )
     storage.put_json(manifest_key(doc_id), manifest.dump())
+
+
+def grid_texts(grid: Any) -> list[list[str]]:
+    """A grid's cell texts as rows of columns (a spanning cell's text at its top-left slot)."""
+    rows = [[""] * grid.n_cols for _ in range(grid.n_rows)]
+    for cell in grid.cells:
+        rows[cell.row][cell.col] = cell.text
+    return rows

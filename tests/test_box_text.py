@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from helpers import grid_texts as texts
+
 from worker.core.box_text import lift_box_text, with_box_text
 from worker.core.captions import Context
 from worker.core.types import Cell, RulingLines, TableGrid, Word
@@ -40,13 +42,6 @@ def make_grid(rows: list[list[str]], spans: dict[int, str] | None = None) -> tup
             words += ws
             cells.append(Cell(r, c, 1, 1, " ".join(w.text for w in ws), (x0, y0, x1, y0 + ROW_H)))
     return TableGrid(len(rows), len(COLS), cells, header_rows=1), words
-
-
-def texts(grid: TableGrid) -> list[list[str]]:
-    rows = [[""] * grid.n_cols for _ in range(grid.n_rows)]
-    for cell in grid.cells:
-        rows[cell.row][cell.col] = cell.text
-    return rows
 
 
 BODY = [

@@ -4,6 +4,8 @@ The model's cells are drawn as boxes and the words placed by hand, as in test_st
 
 from __future__ import annotations
 
+from helpers import grid_texts as _texts
+
 from worker.core.token_grid import StructureToken, token_grid
 from worker.core.types import RulingLines, Word
 
@@ -22,13 +24,6 @@ def _model(col_edges: list[tuple[float, float]], n_rows: int) -> list[StructureT
 
 def _word(text: str, x: float, r: int) -> Word:
     return Word(text, (x, 8.0 + 24 * r, x + 9 * len(text), 20.0 + 24 * r))
-
-
-def _texts(grid) -> list[list[str]]:
-    rows = [[""] * grid.n_cols for _ in range(grid.n_rows)]
-    for c in grid.cells:
-        rows[c.row][c.col] = c.text
-    return rows
 
 
 def test_a_column_read_as_two_between_its_rules_is_one_again() -> None:
