@@ -74,7 +74,7 @@ def test_quarter_labels_read_right_and_the_repair_is_recorded(demo) -> None:
     header = {c["col"]: c["text"] for c in staffing["grid"]["cells"] if c["row"] == 0}
     assert [header[c] for c in range(2, 6)] == ["Q1", "Q2", "Q3", "Q4"]
     for fix in staffing.get("text_repairs") or []:  # each repair says what was read and why it changed
-        assert fix["rule"] in ("numeric_column", "enumeration") and fix["from"] != fix["to"]
+        assert fix["rule"] in ("numeric_column", "enumeration", "stray_marks") and fix["from"] != fix["to"]
         assert fix in staffing["structure"]["corrections"]
 
 

@@ -264,6 +264,35 @@ def test_glyph_repairs_only_where_unambiguous() -> None:
     assert repair_glyphs(grid) == []
 
 
+def test_stray_marks_at_a_figures_ends_are_dropped_and_recorded() -> None:
+    # a photocopy's specks read as points, quotes and colons beside figures: the digits stay
+    grid = grid_of(
+        [
+            ["Country", "Share", "Count", "Time"],
+            ["Austria", "12.7", "69.", "10:30"],
+            ["Belgium", '"14.8', "1,440", "11:15"],
+            ["Denmark", "38:2", "163 :", "9:45"],
+            ["Finland", ".49.7", "'22", "8:00"],
+            ["France", "7.3", "- 1642", "7:5."],
+        ]
+    )
+    fixes = {(r["row"], r["col"]): (r["from"], r["to"], r["rule"]) for r in repair_glyphs(grid)}
+    assert fixes == {
+        (2, 1): ('"14.8', "14.8", "stray_marks"),
+        (3, 1): ("38:2", "38.2", "stray_marks"),  # the column prints one decimal after a point
+        (4, 1): (".49.7", "49.7", "stray_marks"),
+        (1, 2): ("69.", "69", "stray_marks"),
+        (3, 2): ("163 :", "163", "stray_marks"),
+        (4, 2): ("'22", "22", "stray_marks"),
+    }
+    # a dash before a figure may be its sign; a column of times keeps its colons; labels stay
+    texts = {(c.row, c.col): c.text for c in grid.cells}
+    assert texts[(5, 2)] == "- 1642" and texts[(5, 3)] == "7:5." and texts[(1, 0)] == "Austria"
+    # a colon in a column of whole numbers is not a decimal point
+    grid = grid_of([["Item", "N"], ["A", "12"], ["B", "10:3"], ["C", "41"]])
+    assert repair_glyphs(grid) == []
+
+
 def test_corrections_replay_with_the_payload() -> None:
     words = [Word("Ql", (5, 5, 25, 15)), Word("Q2", (35, 5, 55, 15))]
     objects = [

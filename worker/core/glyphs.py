@@ -1,5 +1,5 @@
 """OCR glyph confusions repaired where the context leaves no doubt: `l,200` in a column of
-numbers is `1,200`; `Ql` beside `Q2`, `Q3`, `Q4` is `Q1`.
+numbers is `1,200`; `Ql` beside `Q2`, `Q3`, `Q4` is `Q1`; `69.` and `"14.8` are `69` and `14.8`.
 
 OCR engines confuse a few glyph pairs that look alike in most fonts: the digit one with the
 letters l and I (and a bar), zero with the letter O. Elsewhere either reading is possible,
@@ -7,7 +7,14 @@ so nothing is changed; a repair is made only where the context says a digit is m
 - a cell of a numeric column (most of its cells parse as numbers) whose text does not parse,
   has at least one real digit, and parses once the look-alikes are read as digits;
 - an enumerated label ("Q1", "H2", "Wave 3") whose siblings in the same row or column share
-  its prefix followed by digits, when the repaired label is not already among them.
+  its prefix followed by digits, when the repaired label is not already among them;
+- stray marks (`stray_marks`): a speck or a fleck of toner beside a figure is read as a point,
+  a comma, a quote or a colon (`69.`, `.49.7`, `"22 083`, `0.38 :`: on a photocopy of the dev
+  pages one value in sixteen). A cell of a numeric column that does not parse, and parses once
+  such marks at its ends are dropped, keeps its digits and loses the marks. A colon between
+  digits is a decimal point only where two or more of the column's numbers have that many
+  decimals after a point, and fewer hold a colon (`38:2` among `12.7`, `7.3`; never `10:30`
+  among times).
 Every repair is returned (cell, before, after, rule) so the record says what was changed.
 """
 
@@ -28,20 +35,31 @@ MIN_SIBLINGS = 2
 # A column is numeric for this repair when two thirds of its filled cells parse: the typed view's
 # 90% would let one confusion in a short column hide the column's kind.
 NUMERIC_MAJORITY = 2 / 3
+# Marks a speck is read as at a figure's ends (never a sign, a bracket, a percent or a footnote star).
+_STRAY_END = re.compile(r"[\s.,:;'\"`´‘’“”·•_]+$")
+_STRAY_START = re.compile(r"^[\s.,:;'\"`´‘’“”·•_]+(?=\d)")
+_COLON_DECIMAL = re.compile(r"^(\d+):(\d+)(%?)$")
+_DECIMALS = re.compile(r"^[-+−]?[\d ,]*\.(\d+)%?$")
 
 
 def _as_digits(text: str) -> str:
     return "".join(DIGIT_LOOKALIKES.get(ch, ch) for ch in text)
 
 
+def _column_texts(grid: TableGrid, slots: list[list[Cell]], c: int) -> list[str]:
+    """The body texts of column `c`, each cell once (spanning cells belong to their first column)."""
+    return [
+        slots[r][c].text
+        for r in range(grid.header_rows, grid.n_rows)
+        if slots[r][c].col == c and slots[r][c].row == r and slots[r][c].text.strip()
+    ]
+
+
 def _numeric_columns(grid: TableGrid, slots: list[list[Cell]]) -> list[bool]:
     out = []
     for c in range(grid.n_cols):
-        parsed = [
-            parse_number(slots[r][c].text)
-            for r in range(grid.header_rows, grid.n_rows)
-            if slots[r][c].col == c and slots[r][c].row == r and slots[r][c].text.strip()
-        ]
+        # a figure with a stray mark still counts: specks must not hide the column's kind
+        parsed = [parse_number(_without_marks(t) or t) for t in _column_texts(grid, slots, c)]
         filled = [p for p in parsed if p.kind != "null"]
         good = sum(1 for p in filled if p.kind == "number")
         out.append(good >= MIN_SIBLINGS and good >= NUMERIC_MAJORITY * len(filled) and c > 0)
@@ -56,6 +74,35 @@ def _numeric_repair(text: str) -> str | None:
         return None
     fixed = _as_digits(t)
     return fixed if parse_number(fixed).kind == "number" else None
+
+
+def _without_marks(text: str) -> str | None:
+    """`text` with stray marks at its ends dropped, when that (and only that) makes it a number."""
+    t = text.strip()
+    if not any(ch.isdigit() for ch in t) or parse_number(t).kind != "text":
+        return None
+    end = _STRAY_END.sub("", t)
+    for fixed in (end, _STRAY_START.sub("", end)):
+        if fixed != t and parse_number(fixed).kind == "number":
+            return fixed
+    return None
+
+
+def _column_decimals(texts: list[str]) -> set[int]:
+    """How many decimals the column's numbers print after a point: none where fewer than two
+    print one, or where as many texts hold a colon (a column of times)."""
+    points = [len(m.group(1)) for t in texts if (m := _DECIMALS.match(t.strip())) and parse_number(t).kind == "number"]
+    if len(points) < 2 or sum(":" in t for t in texts) >= len(points):
+        return set()
+    return set(points)
+
+
+def _stray_mark_repair(text: str, decimals: set[int]) -> str | None:
+    fixed = _without_marks(text) or text.strip()
+    m = _COLON_DECIMAL.match(fixed)
+    if m and len(m.group(2)) in decimals:
+        fixed = f"{m.group(1)}.{m.group(2)}{m.group(3)}"
+    return fixed if fixed != text.strip() and parse_number(fixed).kind == "number" else None
 
 
 def _enumeration_repair(text: str, siblings: list[str]) -> str | None:
@@ -78,6 +125,7 @@ def repair_glyphs(grid: TableGrid) -> list[dict[str, Any]]:
         return []
     slots = slot_cells(grid)
     numeric = _numeric_columns(grid, slots)
+    decimals = [_column_decimals(_column_texts(grid, slots, c)) if numeric[c] else set() for c in range(grid.n_cols)]
     repairs: list[dict[str, Any]] = []
     owned = [cell for cell in grid.sorted_cells() if cell.text.strip()]
     texts = {id(cell): cell.text for cell in owned}  # siblings as read, before any repair
@@ -85,6 +133,8 @@ def repair_glyphs(grid: TableGrid) -> list[dict[str, Any]]:
         fixed, rule = None, ""
         if cell.colspan == 1 and numeric[cell.col] and cell.row >= grid.header_rows:
             fixed, rule = _numeric_repair(cell.text), "numeric_column"
+            if fixed is None:
+                fixed, rule = _stray_mark_repair(cell.text, decimals[cell.col]), "stray_marks"
         if fixed is None:
             row_sibs = [texts[id(o)] for o in owned if o.row == cell.row and o is not cell]
             col_sibs = [texts[id(o)] for o in owned if o.col == cell.col and o is not cell]
