@@ -291,6 +291,11 @@ def test_stray_marks_at_a_figures_ends_are_dropped_and_recorded() -> None:
     # a colon in a column of whole numbers is not a decimal point
     grid = grid_of([["Item", "N"], ["A", "12"], ["B", "10:3"], ["C", "41"]])
     assert repair_glyphs(grid) == []
+    # a point before a figure among whole numbers is a speck; among decimals it is a decimal point
+    grid = grid_of(
+        [["Item", "N", "Rate"], ["A", "228", "0.5"], ["B", ".99", ".75"], ["C", "16", "1.25"], ["D", "7", "2"]]
+    )
+    assert [(r["from"], r["to"]) for r in repair_glyphs(grid)] == [(".99", "99")]
 
 
 def test_corrections_replay_with_the_payload() -> None:

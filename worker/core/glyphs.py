@@ -14,7 +14,8 @@ so nothing is changed; a repair is made only where the context says a digit is m
   such marks at its ends are dropped, keeps its digits and loses the marks. A colon between
   digits is a decimal point only where two or more of the column's numbers have that many
   decimals after a point, and fewer hold a colon (`38:2` among `12.7`, `7.3`; never `10:30`
-  among times).
+  among times). A point before a whole number (`.99`) is a speck where three or more of the
+  column's other numbers are whole and none has decimals.
 Every repair is returned (cell, before, after, rule) so the record says what was changed.
 """
 
@@ -40,6 +41,9 @@ _STRAY_END = re.compile(r"[\s.,:;'\"`´‘’“”·•_]+$")
 _STRAY_START = re.compile(r"^[\s.,:;'\"`´‘’“”·•_]+(?=\d)")
 _COLON_DECIMAL = re.compile(r"^(\d+):(\d+)(%?)$")
 _DECIMALS = re.compile(r"^[-+−]?[\d ,]*\.(\d+)%?$")
+_LEAD_POINT = re.compile(r"^[.,·]\s?(\d+)$")  # ".99": a speck before a whole number ...
+_FRACTION = re.compile(r"[.,]\d{1,2}%?$")  # ... in a column where no other number has decimals
+MIN_WHOLE = 3
 
 
 def _as_digits(text: str) -> str:
@@ -97,7 +101,12 @@ def _column_decimals(texts: list[str]) -> set[int]:
     return set(points)
 
 
-def _stray_mark_repair(text: str, decimals: set[int]) -> str | None:
+def _stray_mark_repair(text: str, decimals: set[int], others: list[str]) -> str | None:
+    lead = _LEAD_POINT.match(text.strip())
+    if lead:  # `others`: the column's other texts
+        whole = [t for t in others if parse_number(t).kind == "number"]
+        if len(whole) >= MIN_WHOLE and not any(_FRACTION.search(t.strip()) for t in whole):
+            return lead.group(1)
     fixed = _without_marks(text) or text.strip()
     m = _COLON_DECIMAL.match(fixed)
     if m and len(m.group(2)) in decimals:
@@ -134,7 +143,8 @@ def repair_glyphs(grid: TableGrid) -> list[dict[str, Any]]:
         if cell.colspan == 1 and numeric[cell.col] and cell.row >= grid.header_rows:
             fixed, rule = _numeric_repair(cell.text), "numeric_column"
             if fixed is None:
-                fixed, rule = _stray_mark_repair(cell.text, decimals[cell.col]), "stray_marks"
+                others = [texts[id(o)] for o in owned if o.col == cell.col and o.colspan == 1 and o is not cell]
+                fixed, rule = _stray_mark_repair(cell.text, decimals[cell.col], others), "stray_marks"
         if fixed is None:
             row_sibs = [texts[id(o)] for o in owned if o.row == cell.row and o is not cell]
             col_sibs = [texts[id(o)] for o in owned if o.col == cell.col and o is not cell]
