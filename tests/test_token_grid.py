@@ -210,6 +210,46 @@ def test_one_boundary_through_a_tall_cell_moves_alone_and_the_other_rows_stay() 
         assert len(cell.text.split()) == 6, cell.text
 
 
+# Geometry of an office scan's table (dev eu-025 p2 t3), texts our own: a stub head spanning
+# two header rows, three header labels, four body rows, and a note line in the crop's margin.
+_NOTE_CELLS = [(27, 10, 283, 119), (362, 7, 832, 65), (304, 60, 490, 98), (496, 61, 684, 97), (691, 61, 900, 96)]
+_NOTE_CELLS += [
+    (52, 105, 305, 141), (317, 102, 498, 136), (510, 103, 687, 136), (704, 103, 898, 135),
+    (52, 143, 306, 180), (324, 141, 498, 176), (509, 142, 688, 174), (701, 142, 904, 174),
+    (43, 182, 302, 221), (322, 181, 497, 218), (507, 181, 690, 217), (697, 181, 906, 217),
+    (45, 221, 293, 260), (318, 219, 496, 256), (508, 219, 690, 255), (698, 219, 908, 256),
+]  # fmt: skip
+_NOTE_WORDS = [
+    ("Symptoms", (94, 29, 259, 53)), ("How", (344, 29, 390, 48)), ("often", (400, 29, 453, 48)),
+    ("No", (394, 68, 432, 87)), ("Sometimes", (532, 68, 673, 92)), ("Often", (738, 68, 854, 92)),
+    ("r0c0", (48, 102, 161, 129)), ("r0c1", (460, 109, 499, 129)), ("r0c2", (654, 102, 692, 129)),
+    ("r0c3", (846, 109, 886, 129)), ("r1c0", (48, 149, 207, 168)), ("r1c1", (460, 149, 498, 168)),
+    ("r1c2", (667, 149, 692, 168)), ("r1c3", (862, 149, 886, 168)), ("r2c0", (48, 187, 143, 212)),
+    ("r2c1", (459, 187, 499, 207)), ("r2c2", (668, 187, 693, 207)), ("r2c3", (876, 190, 886, 206)),
+    ("r3c0", (48, 227, 191, 246)), ("r3c1", (459, 227, 499, 246)), ("r3c2", (665, 227, 692, 246)),
+    ("r3c3", (862, 227, 887, 246)), ("Note", (64, 265, 75, 276)), ("p=0.4", (112, 269, 169, 276)),
+    ("n=9", (295, 269, 377, 276)),
+]  # fmt: skip
+
+
+def test_a_note_line_under_the_table_does_not_pull_the_rows_down() -> None:
+    """Moving every boundary down by most of a row (a scale and a shift) cuts no word and takes
+    the note under the table in, but then each row's values are read under the row above's
+    label, and the header's last row joins its first. Only the model's own rows' text counts."""
+    t = StructureToken
+    cells = iter(_NOTE_CELLS)
+    tokens = [t("<tr>", 1.0), t("<td", 1.0, next(cells)), t(' rowspan="2"', 1.0), t(">", 1.0), t("</td>", 1.0)]
+    tokens += [t("<td", 1.0, next(cells)), t(' colspan="3"', 1.0), t(">", 1.0), t("</td>", 1.0), t("</tr>", 1.0)]
+    for n in (3, 4, 4, 4, 4):
+        tokens += [t("<tr>", 1.0)] + [t("<td></td>", 1.0, next(cells)) for _ in range(n)] + [t("</tr>", 1.0)]
+    grid = token_grid(tokens, [Word(text, box) for text, box in _NOTE_WORDS], (912, 276))
+    texts = {c.text.split()[0]: (c.row, c.col) for c in grid.cells if c.text}  # a note word may join the last row
+    assert texts["No"] == (1, 1) and texts["Symptoms"] == (0, 0) and texts["How"] == (0, 1)
+    assert {f"r{r}c{c}": texts[f"r{r}c{c}"] for r in range(4) for c in range(4)} == {
+        f"r{r}c{c}": (r + 2, c) for r in range(4) for c in range(4)
+    }
+
+
 def _nudged(box: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
     """Row 1's cells end 12 px early and row 2's start 12 px early (boundary 2 cuts row 1's last
     line, well above its middle); row 3's end 24 px early."""

@@ -260,7 +260,9 @@ def fit_rows_to_text(
     height = median(b.size for b in bands)
     top = bands[0].lo
 
-    centres = sorted((a + b) / 2 for a, b in spans)
+    # only text the model's rows hold: a note line under the table, caught by the crop margin,
+    # must not draw every boundary down a row to take it in (office scan, eu-025 p2 t3)
+    centres = sorted(c for a, b in spans if bands[0].lo <= (c := (a + b) / 2) <= bands[-1].hi)
     first, last = bands[0].size, bands[-1].size
 
     def cost(scale: float, shift: float) -> int:
