@@ -67,3 +67,81 @@ def cut_stub_spans_into_body(
     if cut:
         repairs.append(f"{cut} row label(s) spanning up into the header cut back to the row of their values")
     return out
+
+
+def split_stub_spans_at_lines(
+    rects: list[SpanRect], rows: list[Band], cols: list[Band], words: Sequence[Word], repairs: list[str]
+) -> list[SpanRect]:
+    """Stub cells spanning rows cut into one cell a row where their text says so: the cell
+    holds as many lines of text as rows, each line centred in its own row, every row holds a
+    figure beyond the stub, and no line after the first goes on in lower case (a wrapped label).
+    On a skewed office scan SLANet read two rows' labels as one cell over both ("I/we kept the
+    assets I/we sold some of the assets"), so the first row's values were read under both.
+    A label over two rows of a second stub column ("Asthma" over "Count" and "Percentage")
+    holds one line, and is kept."""
+    if len(cols) < 2 or not words:
+        return rects
+    stub_end = cols[0].hi
+
+    def row_of(y: float) -> int | None:
+        return next((i for i, b in enumerate(rows) if b.lo <= y < b.hi), None)
+
+    figures = {
+        r
+        for w in words
+        if (w.bbox[0] + w.bbox[2]) / 2 >= stub_end
+        and any(ch.isdigit() for ch in w.text)
+        and is_value_like(w.text)
+        and (r := row_of((w.bbox[1] + w.bbox[3]) / 2)) is not None
+    }
+    out: list[SpanRect] = []
+    split = 0
+    for rect in rects:
+        if rect.c0 != 0 or rect.c1 != 0 or rect.r1 == rect.r0 or rect.r1 >= len(rows):
+            out.append(rect)
+            continue
+        inside = [
+            w
+            for w in words
+            if w.text.strip()
+            and (w.bbox[0] + w.bbox[2]) / 2 < stub_end
+            and rows[rect.r0].lo <= (w.bbox[1] + w.bbox[3]) / 2 < rows[rect.r1].hi
+        ]
+        lines = _text_lines(inside)
+        spanned = range(rect.r0, rect.r1 + 1)
+        if (
+            len(lines) == len(spanned)
+            and all(row_of(_centre(line)) == r for line, r in zip(lines, spanned))
+            and all(r in figures for r in spanned)
+            and not any(_first_word(line)[:1].islower() for line in lines[1:])
+        ):
+            out += [SpanRect(r, r, 0, 0, rect.score, rect.projected) for r in spanned]
+            split += 1
+        else:
+            out.append(rect)
+    if split:
+        repairs.append(f"{split} row label(s) spanning rows cut into one per row at their text lines")
+    return out
+
+
+def _text_lines(words: Sequence[Word]) -> list[list[Word]]:
+    """Words grouped into lines by their vertical centres (within half a median word height)."""
+    if not words:
+        return []
+    heights = sorted(w.bbox[3] - w.bbox[1] for w in words)
+    tol = 0.5 * heights[len(heights) // 2]
+    lines: list[list[Word]] = []
+    for w in sorted(words, key=lambda w: (w.bbox[1] + w.bbox[3]) / 2):
+        if lines and (w.bbox[1] + w.bbox[3]) / 2 - _centre(lines[-1]) <= tol:
+            lines[-1].append(w)
+        else:
+            lines.append([w])
+    return lines
+
+
+def _centre(line: Sequence[Word]) -> float:
+    return sum((w.bbox[1] + w.bbox[3]) / 2 for w in line) / len(line)
+
+
+def _first_word(line: Sequence[Word]) -> str:
+    return min(line, key=lambda w: w.bbox[0]).text.strip()
