@@ -6,7 +6,7 @@ from __future__ import annotations
 from PIL import Image, ImageDraw, ImageFont
 
 from models.aligned_text import find_aligned
-from worker.core.aligned_text import Region, aligned_regions, reconcile_regions, text_rows
+from worker.core.aligned_text import Region, aligned_regions, reconcile_regions, text_rows, under_thin_boxes
 from worker.core.detections import TableBox
 from worker.core.geometry import iou
 from worker.core.types import BBox
@@ -105,6 +105,22 @@ def test_regions_reconciled_with_the_detectors_boxes() -> None:
     assert reconcile_regions(short_by_a_line, [region], 0.5, XH) == (short_by_a_line, 0, 0)
     half = [TableBox((100.0, 250.0, 500.0, 900.0), 0.9, False)]  # overlaps, but mostly lies elsewhere
     assert reconcile_regions(half, [region], 0.5, XH) == (half, 0, 0)
+
+
+def test_a_caption_taken_for_the_table_grows_down_over_the_rows_under_it() -> None:
+    """The detector boxed two caption lines and missed the thirty rows under them (noise scan)."""
+    region = Region((180.0, 320.0, 960.0, 1160.0), 30, 5)
+    caption = TableBox((170.0, 200.0, 1020.0, 240.0), 0.39, False)
+    out, taken = under_thin_boxes([caption], [region], XH)
+    assert taken == 1 and out == [TableBox((170.0, 200.0, 1020.0, 1160.0), 0.39, False)]
+    # far under it, or beside it: a table of its own, at the box's score
+    far = Region((180.0, 900.0, 960.0, 1400.0), 12, 4)
+    assert under_thin_boxes([caption], [far], XH) == ([caption, TableBox(far.box, 0.39, False)], 1)
+    # a box of a whole table on the page: nothing is looked for; a region already boxed stays
+    table = TableBox((170.0, 200.0, 1020.0, 700.0), 0.9, False)
+    assert under_thin_boxes([caption, table], [far], XH) == ([caption, table], 0)
+    boxed = Region((170.0, 205.0, 1020.0, 238.0), 4, 4)
+    assert under_thin_boxes([caption], [boxed], XH) == ([caption], 0)
 
 
 def _drawn(lines: list[str], x0: int = 120, y0: int = 200, pitch: int = 34) -> Image.Image:

@@ -775,6 +775,13 @@ class NormaliseSettings(Group):
         "Off: on 56 dev pages that hold no table it proposed 15 regions on 12 (charts' axis labels and legends); "
         "on blur it found the tables the detector lost before pages were sharpened (docs/scans.md)",
     )
+    aligned_under_thin_boxes: bool = Field(
+        True,
+        description="on a normalised page whose every detected box is no taller than two lines of text (the "
+        "layout detector took a caption or a header band for the table), regions of aligned text no box covers "
+        "are taken: one starting just under such a box grows it down over its rows, any other is added (noise, "
+        "eu-016 p3: the caption was found and the 30 rows under it missed: docs/scans.md)",
+    )
     aligned_tables_all_pages: bool = Field(
         False,
         description="with aligned_tables: look on every normalised page, adding regions no box covers and "

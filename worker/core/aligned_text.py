@@ -294,3 +294,43 @@ def _lengthened(box: BBox, rows: BBox, by: float) -> BBox:
         box[2],
         rows[3] if rows[3] - box[3] >= by else box[3],
     )
+
+
+THIN_BOX_XH = 6.0  # a detected box this low (two lines of text) is no whole table ...
+UNDER_GAP_XH = 10.0  # ... and a region starting this close under it is the table it heads
+
+
+def is_thin(box: BBox, x_height: float) -> bool:
+    """A box no taller than two lines of text: a caption or a header band, not a table."""
+    return box[3] - box[1] <= THIN_BOX_XH * x_height
+
+
+def under_thin_boxes(boxes: list[TableBox], regions: list[Region], x_height: float) -> tuple[list[TableBox], int]:
+    """A page whose every box is thin (`is_thin`: the layout detector took a caption or a header
+    band for the table, and missed the rows) gets the aligned regions no box covers: a region
+    starting just under a thin box, and overlapping it across, grows that box down over its
+    rows (the box keeps the header band between them); any other region is added at the thin
+    boxes' best score. Returns the boxes and how many regions were taken."""
+    if not boxes or not all(is_thin(b.bbox, x_height) for b in boxes):
+        return boxes, 0
+    out = list(boxes)
+    score = max(b.score for b in boxes)
+    taken = 0
+    for region in regions:
+        size = area(region.box)
+        if size <= 0 or sum(intersection_area(region.box, b.bbox) for b in out) > UNCOVERED * size:
+            continue
+        above = [
+            i
+            for i, b in enumerate(out)
+            if 0 <= region.box[1] - b.bbox[3] <= UNDER_GAP_XH * x_height
+            and min(b.bbox[2], region.box[2]) - max(b.bbox[0], region.box[0])
+            >= 0.5 * min(b.bbox[2] - b.bbox[0], region.box[2] - region.box[0])
+        ]
+        if above and not out[above[-1]].rotated:
+            i = above[-1]
+            out[i] = replace(out[i], bbox=union_box([out[i].bbox, region.box]))
+        else:
+            out.append(TableBox(region.box, score, False))
+        taken += 1
+    return out, taken

@@ -18,12 +18,12 @@ from PIL import Image
 
 from worker.contract import ErrorEntry
 from worker.contract.page_transform import PageTransformRecord
-from worker.core.aligned_text import reconcile_regions
+from worker.core.aligned_text import reconcile_regions, under_thin_boxes
 from worker.core.detections import TableBox, select_tables
 from worker.core.geometry import clip
 from worker.core.page_transform import PageTransform, invert, unbound_box
 from worker.core.ruled_boxes import held_grid, reconcile
-from worker.core.types import Word
+from worker.core.types import BBox, Word
 from worker.errors import TablesightError
 from worker.heap import release_freed_memory
 from worker.inputs import Document
@@ -210,6 +210,7 @@ def second_pass(
         results[p].second_pass = len(found)
 
 
+LOW_BOX_SHARE = 0.06  # a box this share of the page high at most may be a band of text (2-3 lines)
 WIDEN_MIN_IN = 0.1  # a box is widened to its grid only where the grid sticks out this far
 
 
@@ -276,18 +277,25 @@ def aligned_tables(
     get nothing from the grids: the layout detector lost whole pages' tables on blurred scans.
     On every page, it added no recall on dev pages and 3 false tables on 53 clean ones."""
     s = run.settings
-    if not s.normalise.aligned_tables:
+    if not (s.normalise.aligned_tables or s.normalise.aligned_under_thin_boxes):
         return
     from models.aligned_text import find_aligned
 
     for p in loaded:
         if results[p].original is None or results[p].transform is None:
             continue
-        if boxes[p] and not s.normalise.aligned_tables_all_pages:
-            continue
-        regions, x_height = find_aligned(views[p])
-        if regions:
-            boxes[p], _, _ = reconcile_regions(boxes[p], regions, run.engine.detection_threshold(s), x_height)
+        if s.normalise.aligned_tables and (not boxes[p] or s.normalise.aligned_tables_all_pages):
+            regions, x_height = find_aligned(views[p])
+            if regions:
+                boxes[p], _, _ = reconcile_regions(boxes[p], regions, run.engine.detection_threshold(s), x_height)
+        elif s.normalise.aligned_under_thin_boxes and boxes[p] and all(_low(b.bbox, views[p].height) for b in boxes[p]):
+            regions, x_height = find_aligned(views[p])
+            boxes[p], _ = under_thin_boxes(boxes[p], regions, x_height)
+
+
+def _low(box: BBox, page_height: int) -> bool:
+    """Low enough to be a band of text (`under_thin_boxes` decides by the page's x-height)."""
+    return box[3] - box[1] <= LOW_BOX_SHARE * page_height
 
 
 def find_tables(run: Run, page: int, loaded: Page, boxes: list[TableBox]) -> list[FoundTable]:
