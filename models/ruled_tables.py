@@ -28,6 +28,9 @@ MIN_H = 3  # horizontal rules in a grid: a frame and at least one row line
 MIN_V = 3  # vertical rules in a grid: a frame and at least one column line
 CROSS_TOL = 3  # px: a rule reaching this close to another crosses it
 MIN_WIDTH_IN, MIN_HEIGHT_IN = 1.0, 0.4  # smaller grids are logos, checkboxes, icons
+# a table of two ruled rows is lower (0.35 in at 10 pt): such a grid is taken only as a table of
+# its own, where no box covers it, never to reshape a box (a big table's ruled header band is one)
+MIN_LONE_HEIGHT_IN = 0.25
 MIN_ROW_PITCH_IN = 0.08  # rules closer on average than this (about a 6-pt line) are a chart's ...
 MIN_COLUMN_PITCH_IN = 0.15  # ... gridlines, a halftone or a photo, not a table's rows and columns
 
@@ -50,21 +53,27 @@ class Grid:
     vertical: int
 
 
-def find_grids(image: Image.Image, dpi: int) -> list[Grid]:
-    """Ruled grids on a page rendered or scanned at `dpi`, top to bottom."""
+def find_grids(image: Image.Image, dpi: int, min_height_in: float = MIN_HEIGHT_IN) -> list[Grid]:
+    """Ruled grids on a page rendered or scanned at `dpi`, top to bottom, at least
+    `min_height_in` high (`is_low` tells the two-row ones when a lower bound is asked for)."""
     grey = np.asarray(image.convert("L"))
     dark = grey < DARK
     min_len = rule_length(dpi)
     h_rules = _rules(_close(dark), min_len)
     v_rules = _rules(_close(dark.T), min_len)
-    return [g for g in _grids(h_rules, v_rules) if _table_like(g, dpi)]
+    return [g for g in _grids(h_rules, v_rules) if _table_like(g, dpi, min_height_in)]
 
 
-def _table_like(grid: Grid, dpi: int) -> bool:
+def is_low(grid: Grid, dpi: int) -> bool:
+    """Lower than `MIN_HEIGHT_IN`: a table of two rows, or a part of a bigger table."""
+    return (grid.box[3] - grid.box[1]) / dpi < MIN_HEIGHT_IN
+
+
+def _table_like(grid: Grid, dpi: int, min_height_in: float = MIN_HEIGHT_IN) -> bool:
     """Big enough for a table, with rows and columns no denser than text allows."""
     x0, y0, x1, y1 = grid.box
     width, height = (x1 - x0) / dpi, (y1 - y0) / dpi
-    if width < MIN_WIDTH_IN or height < MIN_HEIGHT_IN:
+    if width < MIN_WIDTH_IN or height < min_height_in:
         return False
     return height / (grid.horizontal - 1) >= MIN_ROW_PITCH_IN and width / (grid.vertical - 1) >= MIN_COLUMN_PITCH_IN
 

@@ -6,10 +6,17 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image, ImageDraw
 
-from models.ruled_tables import clear_cut_lines, cut_at_foreign_rules, find_grids, trim_to_grid
+from models.ruled_tables import (
+    MIN_LONE_HEIGHT_IN,
+    clear_cut_lines,
+    cut_at_foreign_rules,
+    find_grids,
+    is_low,
+    trim_to_grid,
+)
 from worker.core.detections import TableBox
 from worker.core.geometry import iou
-from worker.core.ruled_boxes import held_grid, reconcile
+from worker.core.ruled_boxes import held_grid, reconcile, with_uncovered
 from worker.evaluation.degrade import degrade
 
 DPI = 144
@@ -69,6 +76,24 @@ def test_a_box_over_two_grids_is_split_and_a_missed_grid_is_added() -> None:
     assert (split, added) == (1, 1)
     assert [b.bbox for b in out] == grids
     assert [b.score for b in out] == [0.81, 0.81, 0.5]
+
+
+def test_a_table_of_two_ruled_rows_is_found_as_a_low_grid_and_only_added() -> None:
+    """Two rows of 22 px (0.31 in at 144 dpi): under the height of a table's grid, but a table of
+    its own where no box covers it (noise scans: the detector missed one, dev eu-007 p5)."""
+    page = _page([(300, 180, 2, 4, 140), (150, 520, 9, 3, 200)])
+    assert [g.box[1] for g in find_grids(page, DPI)] == [520.0]  # the low one is no grid
+    for seed in (0, 1, 2):
+        noisy = degrade(page, DPI, "noise", "moderate", seed=seed).image
+        grids = find_grids(noisy, DPI, MIN_LONE_HEIGHT_IN)
+        assert [is_low(g, DPI) for g in grids] == [True, False], (seed, grids)
+        assert iou(grids[0].box, (300, 180, 860, 224)) > 0.9, (seed, grids)
+    low = (300.0, 180.0, 860.0, 224.0)
+    missed, _ = with_uncovered([TableBox((150.0, 520.0, 750.0, 718.0), 0.9, False)], [low], 0.5)
+    assert missed[-1] == TableBox(low, 0.5, False)
+    # inside a detected table (its ruled header band): it adds nothing
+    covered = [TableBox((280.0, 170.0, 880.0, 700.0), 0.9, False)]
+    assert with_uncovered(covered, [low], 0.5) == (covered, 0)
 
 
 def test_a_box_cutting_a_grid_is_widened_and_one_holding_its_grid_is_kept() -> None:

@@ -7,7 +7,8 @@ rules, both on evidence the lines give:
 - a box holding two or more separate grids is as many tables: it is replaced by the grids;
 - a box holding most of one grid is widened to hold all of it (a ruled frame is one table:
   the detector cut a photocopied demo table's last rows off); boxes that then coincide are one;
-- a grid that no box covers is a table the detector missed: it is added.
+- a grid that no box covers is a table the detector missed: it is added (a grid of two rows
+  only so: it may also be a part of a bigger table, so it never reshapes a box).
 
 A box is never shrunk to its grid: the detector knows the table's unruled header and notes,
 the grid only its frame. On the dev pages no table holds two grids.
@@ -49,12 +50,19 @@ def reconcile(
             box = replace(box, bbox=_widened(box.bbox, held[0], min_widen))
         if all(iou(box.bbox, kept.bbox) < SAME for kept in out):
             out.append(box)
+    out, added = with_uncovered(out, grids, score)
+    return out, split, added
+
+
+def with_uncovered(boxes: list[TableBox], grids: list[BBox], score: float) -> tuple[list[TableBox], int]:
+    """`boxes` with each grid that no box covers added as a table at `score`; how many were."""
+    out = list(boxes)
     added = 0
     for g in grids:
         if area(g) > 0 and all(intersection_area(g, b.bbox) <= UNCOVERED * area(g) for b in out):
             out.append(TableBox(g, score, False))
             added += 1
-    return out, split, added
+    return out, added
 
 
 def held_grid(box: BBox, grids: list[BBox]) -> BBox | None:

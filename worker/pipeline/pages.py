@@ -22,7 +22,7 @@ from worker.core.aligned_text import reconcile_regions, under_thin_boxes
 from worker.core.detections import TableBox, select_tables
 from worker.core.geometry import clip
 from worker.core.page_transform import PageTransform, invert, unbound_box
-from worker.core.ruled_boxes import held_grid, reconcile
+from worker.core.ruled_boxes import held_grid, reconcile, with_uncovered
 from worker.core.types import BBox, Word
 from worker.errors import TablesightError
 from worker.heap import release_freed_memory
@@ -232,17 +232,30 @@ def ruled_tables(
     s = run.settings
     if not s.normalise.ruled_tables:
         return
-    from models.ruled_tables import clear_cut_lines, cut_at_foreign_rules, find_grids, trim_to_grid
+    from models.ruled_tables import (
+        MIN_LONE_HEIGHT_IN,
+        clear_cut_lines,
+        cut_at_foreign_rules,
+        find_grids,
+        is_low,
+        trim_to_grid,
+    )
 
     for p in loaded:
         transform = results[p].transform
         if results[p].original is None or transform is None:
             continue
         page, dpi = views[p], round(run.dpi * transform.scale)
-        grids = [g.box for g in find_grids(page, dpi)]
+        found = find_grids(page, dpi, MIN_LONE_HEIGHT_IN)
+        grids = [g.box for g in found if not is_low(g, dpi)]
+        low = [g.box for g in found if is_low(g, dpi)]
+        threshold = run.engine.detection_threshold(s)
+        if grids:
+            boxes[p], _, _ = reconcile(boxes[p], grids, threshold, WIDEN_MIN_IN * dpi)
+        if low:  # a table of two ruled rows the detector missed; never a box's reshaping
+            boxes[p], _ = with_uncovered(boxes[p], low, threshold)
         if not grids:
             continue
-        boxes[p], _, _ = reconcile(boxes[p], grids, run.engine.detection_threshold(s), WIDEN_MIN_IN * dpi)
         for i, b in enumerate(boxes[p]):
             grid = held_grid(b.bbox, grids)
             if grid is None:
