@@ -117,6 +117,24 @@ def test_a_group_label_read_into_its_sub_labels_row_gets_its_own_row_and_spans_t
     assert got["bound"] == got["values"] == 6
 
 
+def test_a_group_label_cell_drawn_across_its_columns_leaves_the_sub_labels_a_cell_each():
+    # the model draws one cell across the three columns round both lines (skew-5 scan): the
+    # spanning cell is the group label's, and "to air | to water | to land" get a cell a column
+    row0 = [(0, 200, 1), (200, 560, 3)]
+    cols = [(0, 200, 1), (200, 320, 1), (320, 440, 1), (440, 560, 1)]
+    words = _centred("THRESHOLD FOR RELEASES", 380, 3, char=8)
+    for text, centre in (("to air", 260), ("to water", 380), ("to land", 500)):
+        words += _centred(text, centre, 17)
+    body = [["Carbon dioxide", "100 million", "-", "-"], ["Methane", "100 000", "-", "-"]]
+    for r, row in enumerate(body, start=1):
+        for text, centre in zip(row, (60, 260, 380, 500)):
+            words += _centred(text, centre, r * CH + 9)
+    grid = token_grid(_tokens([row0, cols, cols], header=1), words, (560, 3 * CH))
+    assert column_labels(grid, grid.header_rows)[1:] == [
+        f"THRESHOLD FOR RELEASES / to {w}" for w in ("air", "water", "land")
+    ]
+
+
 def test_a_label_centred_over_two_sub_columns_but_read_into_one_takes_the_empty_slot_beside_it():
     cols = [(0, 150, 1), (150, 270, 1), (270, 390, 1), (390, 510, 1), (510, 630, 1)]
     # the model: "hypermarkets" in column 1, an empty cell over columns 2-3, "supermarkets" in 4

@@ -346,6 +346,12 @@ class OcrSettings(Group):
         "by default: with PP-OCR the merged regions read a stray digit into the demo's Total cell",
     )
 
+    drop_specks: bool = Field(
+        True,
+        description="OCR'd words of one character, read with confidence under 0.6 and lower than 0.65 of the crop's "
+        "text, are specks and left out (worker.core.speck_words; a speck read as '0' in 'to land' broke the column "
+        "path of every value under it on a skewed scan: docs/scans.md)",
+    )
     dashes: bool = Field(
         True,
         description="lone dashes in an OCR'd table's crop (a missing value's placeholder, too thin for the OCR's "

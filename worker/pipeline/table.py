@@ -16,6 +16,7 @@ from worker.core.detections import TableBox, rotate_words_clockwise, words_in_cr
 from worker.core.flags import complexity_flags
 from worker.core.html_out import grid_to_html
 from worker.core.page_transform import PageTransform
+from worker.core.speck_words import drop_specks
 from worker.core.types import RulingLines, Word
 from worker.outputs import table_record
 from worker.overlap import timed
@@ -118,6 +119,9 @@ def build_table(
     On a normalised page (`transform`), the table's box and the page size go back to the page
     as it came in; the crop, its box and the cells stay on the normalised page the models saw."""
     assert not isinstance(table.words, Future) and not isinstance(table.context, Future), "settle() first"
+    specks = 0
+    if table.text_source == "ocr" and run.settings.ocr.drop_specks:
+        table.words, specks = drop_specks(table.words)
     dashes: list[Word] = []
     if table.text_source == "ocr" and run.settings.ocr.dashes:
         # the placeholder dashes the OCR cannot see (models.dashes): they join the table's words,
@@ -131,6 +135,8 @@ def build_table(
     built = second_look(run, built, table.words, table.crop)
     if dashes:
         built.grid.repairs.append(f"{len(dashes)} placeholder dash(es) read from the crop's pixels")
+    if specks:
+        built.grid.repairs.append(f"{specks} speck(s) read as a character left out")
     moved = lift_box_text(built.grid, table.words, built.lines or scan_rules(table, run))
     table.context = with_box_text(table.context, moved)
     numbers = check_numbers(

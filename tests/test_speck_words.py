@@ -1,0 +1,31 @@
+"""Specks read as characters left out of an OCR'd table's words (worker.core.speck_words)."""
+
+from __future__ import annotations
+
+from worker.core.speck_words import drop_specks
+from worker.core.types import Word
+
+
+def _label(text: str, x: float, y: float = 50.0, h: float = 12.0, confidence: float = 0.99) -> Word:
+    return Word(text, (x, y, x + 9 * len(text), y + h), confidence)
+
+
+def test_an_unsure_low_single_character_is_a_speck_and_text_is_kept() -> None:
+    """A skewed scan's header line "to air | to water | to land" with a speck read as "0"
+    (5 x 7 px, confidence 0.53) between the labels; a real "1", a dash and an unsure but
+    full-height "4" stay."""
+    line = [_label("to", 469), _label("air", 501), _label("to", 596), _label("water", 620), _label("land", 771)]
+    speck = Word("0", (703.0, 59.0, 708.0, 66.0), 0.53)
+    real = [
+        _label("1", 300, y=90, h=12, confidence=0.99),  # a figure, surely read
+        Word("-", (400.0, 95.0, 408.0, 97.0), 0.41),  # a placeholder dash: low and unsure, but kept
+        _label("4", 500, y=90, h=12, confidence=0.55),  # unsure, but as high as text
+    ]
+    kept, dropped = drop_specks([*line, speck, *real])
+    assert dropped == 1 and speck not in kept and kept == [*line, *real]
+
+
+def test_without_enough_text_to_measure_nothing_is_dropped() -> None:
+    words = [_label("12", 10), Word("0", (40.0, 55.0, 44.0, 60.0), 0.3)]
+    assert drop_specks(words) == (words, 0)
+    assert drop_specks([]) == ([], 0)

@@ -1,0 +1,42 @@
+"""OCR words that are specks: a fleck of toner or noise read as one character.
+
+On photocopies and noisy scans the OCR's text detector boxes specks beside and between labels,
+and the recogniser reads each as a character ("0", "4", ":", a quote). Joined to a label
+("0 to land") or standing alone over the header ("4"), one speck breaks a column's path or
+makes a row of labels look like a row of values. A speck is told by three things together:
+one character, read with low confidence, and lower than text (well under the height of the
+crop's words of two characters or more). A dash is never taken for one: a missing value's
+placeholder is as low and as unsure. Pure.
+"""
+
+from __future__ import annotations
+
+from statistics import median
+
+from worker.core.types import Word
+
+SPECK_CONFIDENCE = 0.6  # read this unsurely ...
+SPECK_HEIGHT = 0.65  # ... and lower than this share of the crop's median word height
+MIN_WORDS = 3  # words of two characters or more needed to know the text's height
+DASHES = frozenset("-–—−")
+
+
+def drop_specks(words: list[Word]) -> tuple[list[Word], int]:
+    """`words` without the specks among them (module docstring), and how many were dropped."""
+    heights = [w.bbox[3] - w.bbox[1] for w in words if len(w.text.strip()) >= 2]
+    if len(heights) < MIN_WORDS:
+        return words, 0
+    low = SPECK_HEIGHT * median(heights)
+    kept = [w for w in words if not _speck(w, low)]
+    return kept, len(words) - len(kept)
+
+
+def _speck(w: Word, low: float) -> bool:
+    t = w.text.strip()
+    return (
+        len(t) == 1
+        and t not in DASHES
+        and w.confidence is not None
+        and w.confidence < SPECK_CONFIDENCE
+        and w.bbox[3] - w.bbox[1] < low
+    )
