@@ -148,3 +148,29 @@ def test_a_long_title_sentence_is_a_caption_but_a_spanning_question_is_a_header(
     assert lift_box_text(grid, words).caption == [title] and texts(grid) == BODY
     grid, words = make_grid([[""] * 4, *BODY], spans={0: "How often have you taken medicine or tablets?"})
     assert lift_box_text(grid, words).caption == [] and grid.n_rows == 4
+
+
+def test_a_title_sentence_dealt_over_the_header_cells_is_cut_out_and_the_labels_keep_their_order():
+    """No "Table N" before it, and the model dealt its words out over the header row's cells
+    (office scan): ten words or more in one run over the cells is a title, not labels. On the
+    skewed crop each line's words sit a pixel or two higher left to right; what is left of a
+    cell keeps its words' order."""
+    grid, words = make_grid(BODY)
+    words = [Word(w.text, (w.bbox[0], w.bbox[1] + 10.0, w.bbox[2], w.bbox[3] + 10.0)) for w in words]
+    words = [w for w in words if w.text != "Region"]
+    label = [
+        Word(t, (4.0 + 60 * i, 22.0 - 1.4 * i, 50.0 + 60 * i, 34.0 - 1.4 * i))
+        for i, t in enumerate("Our own region".split())
+    ]
+    title = [
+        Word(w.text, (w.bbox[0], w.bbox[1] - w.bbox[0] / 60, w.bbox[2], w.bbox[3] - w.bbox[0] / 60))
+        for w in run_words("Correlation of the spread and yield gaps for selected countries", 4.0, 10.0)
+    ]
+    for cell in grid.cells:
+        if cell.row == 0 and cell.bbox is not None:
+            x0, x1 = cell.bbox[0], cell.bbox[2]
+            mine = [w.text for w in title if x0 <= (w.bbox[0] + w.bbox[2]) / 2 < x1]
+            cell.text = " ".join([*mine, "Our own region" if cell.col == 0 else BODY[0][cell.col]])
+    moved = lift_box_text(grid, [*title, *words, *label])
+    assert moved.caption == ["Correlation of the spread and yield gaps for selected countries"]
+    assert texts(grid) == [["Our own region", *BODY[0][1:]], *BODY[1:]]

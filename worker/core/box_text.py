@@ -122,7 +122,10 @@ def _edge_block(
             return []
     first = block[0].text
     own_row = len(block) == len(lines) and len({owners[id(w)] for line in block for w in line.words}) == 1
-    if not (_is_caption(first, own_row) if top else _is_note(first, own_row)):
+    # a title sentence the model dealt out over several cells of the top row spans no columns as
+    # a label would (a long question over its answers is one spanning cell): a caption's line
+    dealt = top and len({owners[id(w)] for w in block[0].words}) > 1
+    if not (_is_caption(first, own_row or dealt) if top else _is_note(first, own_row)):
         return []
     return block
 
@@ -155,9 +158,9 @@ def _cut_words(cell: Cell, words: list[Word], cut: set[int]) -> None:
         cell.text = text[: -len(tail)].rstrip()
     elif tail and text.startswith(tail):
         cell.text = text[len(tail) :].lstrip()
-    else:
-        kept = [w for w in sorted(words, key=lambda w: (round(_centre(w)[1]), w.bbox[0])) if id(w) not in cut]
-        cell.text = " ".join(w.text.strip() for w in kept if w.text.strip())
+    else:  # line by line: on a skewed crop a line's words differ in height by more than a pixel
+        kept = [w for w in words if id(w) not in cut and w.text.strip()]
+        cell.text = " ".join(line.text for line in text_lines(kept)) if kept else ""
 
 
 def _row_words(grid: TableGrid, owner: dict[int, list[Word]], r: int) -> list[Word]:
