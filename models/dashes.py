@@ -43,8 +43,10 @@ LINE_GLYPHS = 3  # a line of this many glyphs is text; with fewer, ...
 RULE_PIECES = 4  # ... this many other bars at the bar's height make it a piece of a broken rule
 
 
-def in_words(parts: np.ndarray, words: Sequence[Word]) -> np.ndarray:
-    """Which of the (n, 4) boxes `parts` have their centre inside some word's box."""
+def in_words(parts: np.ndarray, words: Sequence[Word], pad_y: float = 0.0) -> np.ndarray:
+    """Which of the (n, 4) boxes `parts` have their centre inside some word's box, each box
+    reaching `pad_y` further up and down (the OCR boxes a lone dash one or two pixels high: on
+    a blurred crop the bar's centre fell just outside the box of the `-` it had read)."""
     if not len(parts) or not words:
         return np.zeros(len(parts), dtype=bool)
     boxes = np.array([w.bbox for w in words], dtype=np.float64)
@@ -52,8 +54,8 @@ def in_words(parts: np.ndarray, words: Sequence[Word]) -> np.ndarray:
     inside = (
         (boxes[None, :, 0] <= cx[:, None])
         & (cx[:, None] <= boxes[None, :, 2])
-        & (boxes[None, :, 1] <= cy[:, None])
-        & (cy[:, None] <= boxes[None, :, 3])
+        & (boxes[None, :, 1] - pad_y <= cy[:, None])
+        & (cy[:, None] <= boxes[None, :, 3] + pad_y)
     )
     return np.asarray(inside.any(axis=1))
 
@@ -141,7 +143,7 @@ def placeholder_dashes(crop: Image.Image, words: Sequence[Word]) -> list[Word]:
         return []
     others = np.concatenate([bars, glyphs])
     out: list[Word] = []
-    for bar in bars[~in_words(bars, words)]:  # a bar inside a word was read, as part of it
+    for bar in bars[~in_words(bars, words, unit / 2)]:  # a bar inside a word was read, as part of it
         if not _alone(bar, others, unit) or not _on_a_line(bar, glyphs, bars):
             continue
         cy = (bar[1] + bar[3]) / 2

@@ -83,6 +83,14 @@ def test_a_dash_the_ocr_read_inside_a_word_is_not_read_twice() -> None:
     assert placeholder_dashes(image, []) == []  # no words: no glyph height to judge by
 
 
+def test_a_dash_the_ocr_boxed_a_pixel_high_is_not_read_twice() -> None:
+    """PP-OCR boxes a lone dash one pixel high; on a blurred crop the bar's centre lay a pixel
+    under that box, and the cell read "- -"."""
+    image, words = _table(lambda d: d.rectangle((500, 31, 507, 33), fill=0))
+    words.append(Word("-", (500, 30, 507, 31), 0.96))
+    assert placeholder_dashes(image, words) == []
+
+
 @pytest.mark.skipif(weights_absent() is not None, reason=f"embedded weights absent: {weights_absent()}")
 @pytest.mark.parametrize("copy", ["grey", "black-and-white"])
 def test_a_scanned_ruled_table_keeps_its_dashes_in_their_cells(tmp_path: Path, copy: str) -> None:
