@@ -82,7 +82,8 @@ def _page(row0: list[tuple[int, int, int]]) -> tuple[list[StructureToken], list[
 def test_dates_read_as_one_cell_over_all_columns_are_split_over_their_own_columns():
     tokens, words = _page([(0, 1, 2), (1, 4, 1)])  # the model: one cell "2007 2009" over four columns
     grid = token_grid(tokens, words, (5 * CW, 4 * CH))
-    assert any("split" in r for r in grid.repairs)
+    # the span over separate texts is undone, and each year spread over the columns it is centred on
+    assert any("undone" in r for r in grid.repairs) and any("centred" in r for r in grid.repairs)
     labels = column_labels(grid, 2)
     assert labels == [
         "Region and state",
@@ -127,3 +128,30 @@ def test_a_lone_dash_over_the_labels_does_not_end_the_header_rows_by_words():
     cols = [Band(0, 100, 1.0), Band(100, 200, 1.0)]
     words = [Word("-", (150, 5, 158, 15)), Word("air", (120, 25, 160, 35)), Word("20", (130, 45, 150, 55))]
     assert header_rows_by_words(rows, cols, words) == {0, 1}
+
+
+def test_a_row_of_years_read_as_one_cell_over_the_table_is_undone_without_a_marked_header():
+    """A photocopy: no header marked, and the empty stub head and four years read as one cell
+    over all five columns; every value then had no year over it."""
+    years = ["1991", "1994", "1995", "1996"]
+    rows = [["National Brands", "80.6", "75.0", "75.3", "76.0"], ["Own Brands", "14.7", "17.1", "17.4", "17.1"]]
+    tokens = [StructureToken("<tr>", 0.99), *_cell_tokens(0, 0, colspan=5), StructureToken("</tr>", 0.99)]
+    for r in range(len(rows)):
+        tokens.append(StructureToken("<tr>", 0.99))
+        for c in range(5):
+            tokens += _cell_tokens(r + 1, c)
+        tokens.append(StructureToken("</tr>", 0.99))
+    words = [w for c, year in enumerate(years, start=1) for w in _words(year, (c + 0.5) * CW, 0)]
+    for r, row in enumerate(rows, start=1):
+        for c, text in enumerate(row):
+            words += _words(text, (c + 0.5) * CW, r)
+    grid = token_grid(tokens, words, (5 * CW, 3 * CH))
+    assert any("undone" in r for r in grid.repairs)
+    assert [c.text for c in sorted(grid.cells, key=lambda c: c.col) if c.row == 0] == ["", *years]
+    gt = (
+        "<table><tr><td></td>" + "".join(f"<td>{y}</td>" for y in years) + "</tr>"
+        + "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in rows)
+        + "</table>"
+    )  # fmt: skip
+    got = bind(grid_to_html(grid), gt)
+    assert got["bound"] == got["values"] == 8

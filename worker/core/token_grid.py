@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
+from worker.core import span_words
 from worker.core.bands import Band, snap
 from worker.core.column_split import header_rows_for_split, merge_label_only_columns, split_merged_columns
 from worker.core.geometry import clip, union_box
@@ -413,6 +414,24 @@ def _bands_at(bands: list[Band], cuts: list[float]) -> list[Band]:
     return [Band(lo, max(hi, lo + 1e-3), b.score) for lo, hi, b in zip(lows, highs, bands)]
 
 
+def _undo_spans_over_separate_texts(
+    rects: list[SpanRect], rows: list[Band], cols: list[Band], words: list[Word], repairs: list[str]
+) -> list[SpanRect]:
+    """A cell the model drew across columns of one row whose texts stand apart as two cells'
+    do is undone (the same rule as Table Transformer's spanning cells get): on a photocopy
+    SLANet-plus read a header of four years as one cell over the table ("1991 1994 1995 1996")."""
+    wide = [r for r in rects if r.r0 == r.r1 and r.c1 > r.c0]
+    if not wide or not words:
+        return rects
+    row_gap, col_gap = span_words.gaps(rows, cols, words)
+    kept, dropped = span_words.drop_contradicted(wide, rows, cols, words, row_gap, col_gap)
+    if not dropped:
+        return rects
+    repairs.append(f"{dropped} spanning cell(s) over separate texts undone")
+    gone = [r for r in wide if r not in kept]
+    return [r for r in rects if r not in gone]
+
+
 def token_grid(
     tokens: list[StructureToken],
     words: list[Word],
@@ -471,6 +490,7 @@ def token_grid(
         rects, rows, cols, head, header, words, lines.h if lines is not None else (), repairs
     )
     words = join_header_labels(words, rows, head)
+    rects = _undo_spans_over_separate_texts(rects, rows, cols, words, repairs)
     scores = [t.score for t in tokens]
     table_score = sum(scores) / len(scores) if scores else 1.0
     return grid_from_bands(rects, rows, cols, header, words, box, table_score, repairs, margin_rows=OUTSIDE_MARGIN_ROWS)
