@@ -174,3 +174,20 @@ def test_a_title_sentence_dealt_over_the_header_cells_is_cut_out_and_the_labels_
     moved = lift_box_text(grid, [*title, *words, *label])
     assert moved.caption == ["Correlation of the spread and yield gaps for selected countries"]
     assert texts(grid) == [["Our own region", *BODY[0][1:]], *BODY[1:]]
+
+
+def test_the_end_of_a_caption_cut_by_the_crop_and_ruled_off_from_the_table_moves_to_the_caption():
+    """The detector's box reached into the caption: the crop's top edge cut "Table 3 - ..." to
+    "le 3 - ...", so no caption start is left to know it by, and the model read it as a title
+    row over all the columns. The edge cuts its words and a rule lies under it: not the table's."""
+    grid, words = make_grid([[""] * 4, *BODY], spans={0: "le 3 - European asset-backed paper issuance"})
+    words = [Word(w.text, (w.bbox[0], 0.0, w.bbox[2], w.bbox[3])) if w.bbox[1] < ROW_H else w for w in words]
+    moved = lift_box_text(grid, words, RulingLines(h=(ROW_H - 2.0, 2 * ROW_H), v=()))
+    assert moved.caption == ["le 3 - European asset-backed paper issuance"] and texts(grid) == BODY
+    # a title row inside the table's frame (no rule between it and the header) stays
+    grid, words = make_grid([[""] * 4, *BODY], spans={0: "le 3 - European asset-backed paper issuance"})
+    words = [Word(w.text, (w.bbox[0], 0.0, w.bbox[2], w.bbox[3])) if w.bbox[1] < ROW_H else w for w in words]
+    assert lift_box_text(grid, words, RulingLines(h=(2 * ROW_H,), v=())).caption == [] and grid.n_rows == 4
+    # nor does a header line the crop's edge did not cut
+    grid, words = make_grid([[""] * 4, *BODY], spans={0: "le 3 - European asset-backed paper issuance"})
+    assert lift_box_text(grid, words, RulingLines(h=(ROW_H - 2.0,), v=())).caption == [] and grid.n_rows == 4

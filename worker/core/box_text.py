@@ -15,6 +15,7 @@ start or end of a cell is trimmed only when a vertical ruling line runs through 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from worker.core.captions import CAPTION_START, NOTE_START, Context
@@ -27,6 +28,7 @@ SAME_RUN_GAP = 1.5  # word heights: a wider gap inside a line separates columns,
 MAX_EDGE_LINES = 4  # at most this many lines are lifted from one edge
 DEBRIS_GLYPHS = frozenset("|lI[]")
 RULE_TOLERANCE = 2.0  # pixels either side of a glyph that a rule may lie
+EDGE_PX = 1.0  # a word starting this close to the crop's top edge was cut by it
 _NUMBER = re.compile(r"^[\s\d.,%()+\-–—*]+$")
 
 
@@ -96,10 +98,16 @@ def _long_sentence(text: str, n: int = LONG_SENTENCE_WORDS) -> bool:
 
 
 def _edge_block(
-    lines: list[TextLine], gutters: list[float], spanning: set[int], owners: dict[int, int], top: bool
+    lines: list[TextLine],
+    gutters: list[float],
+    spanning: set[int],
+    owners: dict[int, int],
+    top: bool,
+    outside: bool = False,
 ) -> list[TextLine]:
     """The lines at one edge that are single runs across a kept gutter (or inside a cell that
-    spans columns), shaped as a caption (top) or a note (bottom)."""
+    spans columns), shaped as a caption (top) or a note (bottom); `outside`: the first line is
+    known to lie outside the table (`_cut_above_rule`), whatever its shape."""
 
     def wide(line: TextLine) -> bool:
         return _crosses(line, gutters) or all(id(w) in spanning for w in line.words)
@@ -125,9 +133,20 @@ def _edge_block(
     # a title sentence the model dealt out over several cells of the top row spans no columns as
     # a label would (a long question over its answers is one spanning cell): a caption's line
     dealt = top and len({owners[id(w)] for w in block[0].words}) > 1
-    if not (_is_caption(first, own_row or dealt) if top else _is_note(first, own_row)):
+    if not (outside or (_is_caption(first, own_row or dealt) if top else _is_note(first, own_row))):
         return []
     return block
+
+
+def _cut_above_rule(line: TextLine, below: list[Word], rules: Sequence[float]) -> bool:
+    """A line the crop's top edge cuts through (words of it start at the edge), with a ruling line
+    between it and the text under it: the end of a caption the detector's box reached into
+    (photocopy: "le 3 - European ABCP issuance" read as a title row over the table)."""
+    if not below or not any(w.bbox[1] <= EDGE_PX for w in line.words):
+        return False
+    centre = sum((w.bbox[1] + w.bbox[3]) / 2 for w in line.words) / len(line.words)
+    later = [w.bbox[1] for w in below if (w.bbox[1] + w.bbox[3]) / 2 > line.bottom]
+    return bool(later) and any(centre < y < min(later) for y in rules)
 
 
 def _drop_row(grid: TableGrid, r: int) -> None:
@@ -167,7 +186,7 @@ def _row_words(grid: TableGrid, owner: dict[int, list[Word]], r: int) -> list[Wo
     return [w for c in grid.cells if c.row == r and c.rowspan == 1 for w in owner.get(id(c), [])]
 
 
-def _lift_edge(grid: TableGrid, words: list[Word], top: bool, out: BoxText) -> set[int]:
+def _lift_edge(grid: TableGrid, words: list[Word], top: bool, out: BoxText, rules: Sequence[float] = ()) -> set[int]:
     """Lift one caption/note block at one edge; the ids of the words it took (empty: none)."""
     if grid.n_rows < 2:
         return set()
@@ -188,7 +207,8 @@ def _lift_edge(grid: TableGrid, words: list[Word], top: bool, out: BoxText) -> s
     spanning = {id(w) for c in grid.cells if c.row == r and c.colspan > 1 for w in owner.get(id(c), [])}
     lines = text_lines(edge)
     owners = {id(w): id(c) for c in grid.cells if c.row == r for w in owner.get(id(c), [])}
-    block = _edge_block(lines, gutters, spanning, owners, top)
+    outside = top and bool(lines) and _cut_above_rule(lines[0], [w for w in words if w not in lines[0].words], rules)
+    block = _edge_block(lines, gutters, spanning, owners, top, outside)
     if not block:
         return set()
     text = " ".join(line.text for line in block)
@@ -253,7 +273,7 @@ def lift_box_text(grid: TableGrid, words: list[Word], lines: RulingLines | None 
     if grid.n_rows >= 2 and grid.n_cols >= 2 and placed:
         for top in (True, False):
             for _ in range(2):  # a caption row and a caption line merged into the header below it
-                taken = _lift_edge(grid, placed, top, out)
+                taken = _lift_edge(grid, placed, top, out, lines.h if lines is not None else ())
                 if not taken:
                     break
                 placed = [w for w in placed if id(w) not in taken]
