@@ -23,6 +23,9 @@ def test_an_unsure_low_single_character_is_a_speck_and_text_is_kept() -> None:
     ]
     kept, dropped = drop_specks([*line, speck, *real])
     assert dropped == 1 and speck not in kept and kept == [*line, *real]
+    # a lone letter as low and unsure is a table's own mark (a column of "x" for yes): kept
+    mark = Word("x", (300.0, 93.0, 308.0, 100.0), 0.55)
+    assert drop_specks([*line, mark]) == ([*line, mark], 0)
 
 
 def test_without_enough_text_to_measure_nothing_is_dropped() -> None:

@@ -348,9 +348,9 @@ class OcrSettings(Group):
 
     drop_specks: bool = Field(
         True,
-        description="OCR'd words of one character, read with confidence under 0.6 and lower than 0.65 of the crop's "
-        "text, are specks and left out (worker.core.speck_words; a speck read as '0' in 'to land' broke the column "
-        "path of every value under it on a skewed scan: docs/scans.md)",
+        description="OCR'd digits and marks standing alone, read with confidence under 0.6 and lower than 0.65 of "
+        "the crop's text, are specks and left out (worker.core.speck_words; a speck read as '0' in 'to land' "
+        "broke the column path of every value under it on a skewed scan: docs/scans.md)",
     )
     dashes: bool = Field(
         True,

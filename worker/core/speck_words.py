@@ -5,8 +5,11 @@ and the recogniser reads each as a character ("0", "4", ":", a quote). Joined to
 ("0 to land") or standing alone over the header ("4"), one speck breaks a column's path or
 makes a row of labels look like a row of values. A speck is told by three things together:
 one character, read with low confidence, and lower than text (well under the height of the
-crop's words of two characters or more). A dash is never taken for one: a missing value's
-placeholder is as low and as unsure. Pure.
+crop's words of two characters or more). Only digits and marks are taken for specks: a lone
+letter may be a table's own mark (a column of "x" for yes, office scan eu-013 p8, read as
+unsurely and as low), and a stray letter costs a label one character where a stray digit
+changes its number. A dash is never taken for one: a missing value's placeholder is as low and
+as unsure. Pure.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ def _speck(w: Word, low: float) -> bool:
     t = w.text.strip()
     return (
         len(t) == 1
+        and not t.isalpha()
         and t not in DASHES
         and w.confidence is not None
         and w.confidence < SPECK_CONFIDENCE
