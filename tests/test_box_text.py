@@ -191,3 +191,14 @@ def test_the_end_of_a_caption_cut_by_the_crop_and_ruled_off_from_the_table_moves
     # nor does a header line the crop's edge did not cut
     grid, words = make_grid([[""] * 4, *BODY], spans={0: "le 3 - European asset-backed paper issuance"})
     assert lift_box_text(grid, words, RulingLines(h=(ROW_H - 2.0,), v=())).caption == [] and grid.n_rows == 4
+    # a group label over the value columns, ruled off from the labels under it and cut by the
+    # crop's edge, is the table's own: it does not reach over the stub
+    grid, words = make_grid([["", "", "", ""], *BODY])
+    label = [
+        Word(w.text, (w.bbox[0], 0.0, w.bbox[2], w.bbox[3]))
+        for w in run_words("THRESHOLD FOR ALL RELEASES", 304.0, 8.0)
+    ]
+    for cell in grid.cells:
+        if cell.row == 0 and cell.bbox is not None:
+            cell.text = " ".join(w.text for w in label if cell.bbox[0] <= (w.bbox[0] + w.bbox[2]) / 2 < cell.bbox[2])
+    assert lift_box_text(grid, [*label, *words], RulingLines(h=(ROW_H - 2.0,), v=())).caption == [] and grid.n_rows == 4

@@ -138,11 +138,13 @@ def _edge_block(
     return block
 
 
-def _cut_above_rule(line: TextLine, below: list[Word], rules: Sequence[float]) -> bool:
-    """A line the crop's top edge cuts through (words of it start at the edge), with a ruling line
-    between it and the text under it: the end of a caption the detector's box reached into
-    (photocopy: "le 3 - European ABCP issuance" read as a title row over the table)."""
-    if not below or not any(w.bbox[1] <= EDGE_PX for w in line.words):
+def _cut_above_rule(line: TextLine, below: list[Word], rules: Sequence[float], stub_end: float) -> bool:
+    """A line the crop's top edge cuts through (words of it start at the edge), starting over the
+    stub column, with a ruling line between it and the text under it: the end of a caption the
+    detector's box reached into (photocopy: "le 3 - European ABCP issuance" read as a title row
+    over the table). A group label over the value columns, ruled off from its sub-labels, never
+    reaches over the stub ("THRESHOLD FOR RELEASES", cut by a noisy crop's edge, stays)."""
+    if not below or not any(w.bbox[1] <= EDGE_PX for w in line.words) or line.words[0].bbox[0] >= stub_end:
         return False
     centre = sum((w.bbox[1] + w.bbox[3]) / 2 for w in line.words) / len(line.words)
     later = [w.bbox[1] for w in below if (w.bbox[1] + w.bbox[3]) / 2 > line.bottom]
@@ -207,7 +209,9 @@ def _lift_edge(grid: TableGrid, words: list[Word], top: bool, out: BoxText, rule
     spanning = {id(w) for c in grid.cells if c.row == r and c.colspan > 1 for w in owner.get(id(c), [])}
     lines = text_lines(edge)
     owners = {id(w): id(c) for c in grid.cells if c.row == r for w in owner.get(id(c), [])}
-    outside = top and bool(lines) and _cut_above_rule(lines[0], [w for w in words if w not in lines[0].words], rules)
+    stub_end = max((c.bbox[2] for c in grid.cells if c.col == 0 and c.colspan == 1 and c.bbox is not None), default=0.0)
+    below = [w for w in words if w not in lines[0].words] if lines else []
+    outside = top and bool(lines) and _cut_above_rule(lines[0], below, rules, stub_end)
     block = _edge_block(lines, gutters, spanning, owners, top, outside)
     if not block:
         return set()
