@@ -28,7 +28,6 @@ from worker.core.header_lines import header_line_back
 from worker.core.header_rows_split import split_group_label_rows
 from worker.core.header_words import join_header_labels
 from worker.core.header_wraps import join_wrapped_header_rows
-from worker.core.headers import is_figure
 from worker.core.reconstruct import grid_from_bands
 from worker.core.ruled_columns import merge_columns_between_rules
 from worker.core.ruled_rows import rows_onto_rules
@@ -418,26 +417,15 @@ def _bands_at(bands: list[Band], cuts: list[float]) -> list[Band]:
 def _undo_spans_over_separate_texts(
     rects: list[SpanRect], rows: list[Band], cols: list[Band], words: list[Word], repairs: list[str]
 ) -> list[SpanRect]:
-    """A cell the model drew across the stub and the columns beside it, in one row, whose texts
-    stand apart as two cells' do, is undone (the rule Table Transformer's spanning cells get): on
-    a photocopy SLANet-plus read the empty stub head and four years as one cell over the table
-    ("1991 1994 1995 1996"). Cells over value columns only are left to the header rules: a group
-    label over its sub-columns' two lines is one cell; a cell over a row of figures is left as it
-    is, for the second look to read the crop again (noise, eu-018 p1 t2: body rows read as one cell
-    each; undone, they hid the collapse from it, 77 -> 0 bound)."""
-    wide = [r for r in rects if r.r0 == r.r1 and r.c0 == 0 and r.c1 > r.c0]
+    """A cell the model drew across the stub and the columns beside it in the table's top row,
+    whose texts stand apart as two cells' do, is undone (the rule Table Transformer's spanning
+    cells get): on a photocopy SLANet-plus read the empty stub head and four years as one cell
+    over the table ("1991 1994 1995 1996"). A cell over value columns only is left to the header
+    rules (a group label over its sub-columns' two lines is one cell), and a body row read as one
+    cell is left for the second look, whose trigger undoing it would hide (noise, eu-018 p1 t2:
+    body rows read as one cell each; undone, 77 -> 0 values bound)."""
+    wide = [r for r in rects if r.r0 == r.r1 == 0 and r.c0 == 0 and r.c1 > r.c0]
     if not wide or not words:
-        return rects
-
-    def figures(r: SpanRect) -> int:
-        x0, x1, y0, y1 = cols[r.c0].lo, cols[r.c1].hi, rows[r.r0].lo, rows[r.r1].hi
-        return sum(
-            is_figure(w.text) and x0 <= (w.bbox[0] + w.bbox[2]) / 2 < x1 and y0 <= (w.bbox[1] + w.bbox[3]) / 2 < y1
-            for w in words
-        )
-
-    wide = [r for r in wide if figures(r) < 2]  # a row of labels (years are labels), a speck aside
-    if not wide:
         return rects
     row_gap, col_gap = span_words.gaps(rows, cols, words)
     kept, dropped = span_words.drop_contradicted(wide, rows, cols, words, row_gap, col_gap)
