@@ -154,3 +154,26 @@ def test_a_row_of_years_read_as_one_cell_over_the_table_is_undone_without_a_mark
     )  # fmt: skip
     got = bind(grid_to_html(grid), gt)
     assert got["bound"] == got["values"] == 8
+
+
+def test_under_a_title_row_the_labels_read_as_one_cell_over_the_table_are_undone_too():
+    """The caption read into the crop as a row across the table (lifted later as the caption), and
+    under it the column labels read as one cell over all the columns (noise scan, dev eu-027 p3:
+    0 -> 104 of 108 values bound). Here the header split by words also parts the labels; on that
+    page it found no header under the title, and only the undo parted them."""
+    labels = ["Variable", "Mean", "Dev.", "Min", "Max"]
+    rows = [["Age", "50.8", "15.9", "21", "90"], ["Men", "0.47", "0.50", "0", "1"]]
+    tokens = [StructureToken("<tr>", 0.99), *_cell_tokens(0, 0, colspan=5), StructureToken("</tr>", 0.99)]
+    tokens += [StructureToken("<tr>", 0.99), *_cell_tokens(1, 0, colspan=5), StructureToken("</tr>", 0.99)]
+    for r in range(len(rows)):
+        tokens.append(StructureToken("<tr>", 0.99))
+        tokens += [t for c in range(5) for t in _cell_tokens(r + 2, c)]
+        tokens.append(StructureToken("</tr>", 0.99))
+    words = _words("Table 2 Descriptive statistics of the sample", 2.5 * CW, 0)
+    words += [w for c, label in enumerate(labels) for w in _words(label, (c + 0.5) * CW, 1)]
+    for r, row in enumerate(rows, start=2):
+        for c, text in enumerate(row):
+            words += _words(text, (c + 0.5) * CW, r)
+    grid = token_grid(tokens, words, (5 * CW, 4 * CH))
+    assert [c.text for c in sorted(grid.cells, key=lambda c: c.col) if c.row == 1] == labels
+    assert any(c.row == 0 and c.colspan == 5 for c in grid.cells)  # the title row is one run: kept

@@ -423,8 +423,13 @@ def _undo_spans_over_separate_texts(
     over the table ("1991 1994 1995 1996"). A cell over value columns only is left to the header
     rules (a group label over its sub-columns' two lines is one cell), and a body row read as one
     cell is left for the second look, whose trigger undoing it would hide (noise, eu-018 p1 t2:
-    body rows read as one cell each; undone, 77 -> 0 values bound)."""
-    wide = [r for r in rects if r.r0 == r.r1 == 0 and r.c0 == 0 and r.c1 > r.c0]
+    body rows read as one cell each; undone, 77 -> 0 values bound). Under a title row (one cell
+    across the table, a caption read into the crop: box_text lifts it later) the next row is the
+    top one."""
+    n_cols = len(cols)
+    titled = any(r.r0 == r.r1 == 0 and r.c0 == 0 and r.c1 == n_cols - 1 for r in rects)
+    top = 1 if titled else 0
+    wide = [r for r in rects if r.r0 == r.r1 and r.r0 <= top and r.c0 == 0 and r.c1 > r.c0]
     if not wide or not words:
         return rects
     row_gap, col_gap = span_words.gaps(rows, cols, words)
