@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from worker.core.types import Word
 from worker.settings import Settings
 
 
@@ -161,3 +162,15 @@ def grid_texts(grid: Any) -> list[list[str]]:
     for cell in grid.cells:
         rows[cell.row][cell.col] = cell.text
     return rows
+
+
+def line_words(lefts: Sequence[float], y: float, texts: Sequence[str], height: float = 12.0) -> list[Word]:
+    """One text line at `y` as an OCR boxes it: each text's words from 4 px right of its column's
+    left edge (`lefts`), 9 px a character and a 6 px space; an empty text gives no word."""
+    words = []
+    for x, text in zip(lefts, texts):
+        left = x + 4
+        for token in text.split():
+            words.append(Word(token, (left, y, left + 9 * len(token), y + height)))
+            left += 9 * len(token) + 6
+    return words

@@ -93,16 +93,25 @@ def test_a_header_label_cut_by_a_column_boundary_goes_whole_to_the_column_it_is_
     assert got["bound"] == got["values"] == 4
 
 
+THRESHOLD_BODY = [["Carbon dioxide", "100 million", "-", "-"], ["Methane", "100 000", "-", "-"]]
+
+
+def _threshold_words() -> list[Word]:
+    """A group label in capitals (wider than its column) on its own line over three sub-labels,
+    both in the model's first row, and two body rows under them."""
+    words = _centred("THRESHOLD FOR RELEASES", 380, 3, char=8)
+    for text, centre in (("to air", 260), ("to water", 380), ("to land", 500)):
+        words += _centred(text, centre, 17)
+    for r, row in enumerate(THRESHOLD_BODY, start=1):
+        for text, centre in zip(row, (60, 260, 380, 500)):
+            words += _centred(text, centre, r * CH + 9)
+    return words
+
+
 def test_a_group_label_read_into_its_sub_labels_row_gets_its_own_row_and_spans_them():
     # "THRESHOLD FOR RELEASES" on its own line over "to air | to water | to land", one model row for both
     cols = [(0, 200, 1), (200, 320, 1), (320, 440, 1), (440, 560, 1)]
-    words = _centred("THRESHOLD FOR RELEASES", 380, 3, char=8)  # set in capitals, wider than its column
-    for text, centre in (("to air", 260), ("to water", 380), ("to land", 500)):
-        words += _centred(text, centre, 17)
-    body = [["Carbon dioxide", "100 million", "-", "-"], ["Methane", "100 000", "-", "-"]]
-    for r, row in enumerate(body, start=1):
-        for text, centre in zip(row, (60, 260, 380, 500)):
-            words += _centred(text, centre, r * CH + 9)
+    words = _threshold_words()
     grid = token_grid(_tokens([cols] * 3, header=1), words, (560, 3 * CH))
     assert any("group label" in r for r in grid.repairs)
     labels = column_labels(grid, grid.header_rows)
@@ -110,7 +119,7 @@ def test_a_group_label_read_into_its_sub_labels_row_gets_its_own_row_and_spans_t
     gt = (
         '<table><thead><tr><th></th><th colspan="3">THRESHOLD FOR RELEASES</th></tr>'
         "<tr><th></th><th>to air</th><th>to water</th><th>to land</th></tr></thead><tbody>"
-        + "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in body)
+        + "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in THRESHOLD_BODY)
         + "</tbody></table>"
     )
     got = bind(grid_to_html(grid), gt)
@@ -122,13 +131,7 @@ def test_a_group_label_cell_drawn_across_its_columns_leaves_the_sub_labels_a_cel
     # spanning cell is the group label's, and "to air | to water | to land" get a cell a column
     row0 = [(0, 200, 1), (200, 560, 3)]
     cols = [(0, 200, 1), (200, 320, 1), (320, 440, 1), (440, 560, 1)]
-    words = _centred("THRESHOLD FOR RELEASES", 380, 3, char=8)
-    for text, centre in (("to air", 260), ("to water", 380), ("to land", 500)):
-        words += _centred(text, centre, 17)
-    body = [["Carbon dioxide", "100 million", "-", "-"], ["Methane", "100 000", "-", "-"]]
-    for r, row in enumerate(body, start=1):
-        for text, centre in zip(row, (60, 260, 380, 500)):
-            words += _centred(text, centre, r * CH + 9)
+    words = _threshold_words()
     grid = token_grid(_tokens([row0, cols, cols], header=1), words, (560, 3 * CH))
     assert column_labels(grid, grid.header_rows)[1:] == [
         f"THRESHOLD FOR RELEASES / to {w}" for w in ("air", "water", "land")

@@ -6,6 +6,7 @@ reads them, so each test says which lines sit inside which of the model's rows."
 from __future__ import annotations
 
 from helpers import grid_texts as _texts
+from helpers import line_words
 
 from worker.core.token_grid import StructureToken, token_grid
 from worker.core.types import Word
@@ -37,13 +38,7 @@ def _model(spans: dict[int, int], n_rows: int) -> list[StructureToken]:
 
 
 def _line(y: float, texts: list[str]) -> list[Word]:
-    words = []
-    for x, text in zip(X, texts):
-        left = x + 4
-        for token in text.split():
-            words.append(Word(token, (left, y, left + 9 * len(token), y + 14)))
-            left += 9 * len(token) + 6
-    return words
+    return line_words(X, y, texts, height=14.0)
 
 
 def _words(rows: list[list[str]]) -> list[Word]:

@@ -210,7 +210,8 @@ def _lift_edge(grid: TableGrid, words: list[Word], top: bool, out: BoxText, rule
     lines = text_lines(edge)
     owners = {id(w): id(c) for c in grid.cells if c.row == r for w in owner.get(id(c), [])}
     stub_end = max((c.bbox[2] for c in grid.cells if c.col == 0 and c.colspan == 1 and c.bbox is not None), default=0.0)
-    below = [w for w in words if w not in lines[0].words] if lines else []
+    first = {id(w) for w in lines[0].words} if lines else set()
+    below = [w for w in words if id(w) not in first]
     outside = top and bool(lines) and _cut_above_rule(lines[0], below, rules, stub_end)
     block = _edge_block(lines, gutters, spanning, owners, top, outside)
     if not block:

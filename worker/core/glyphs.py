@@ -102,8 +102,10 @@ def _column_decimals(texts: list[str]) -> set[int]:
 
 
 def _stray_mark_repair(text: str, decimals: set[int], others: list[str]) -> str | None:
+    """`text` without its stray marks (module docstring), given the decimals its column prints
+    after a point and the column's other texts; None when it needs no repair or has none."""
     lead = _LEAD_POINT.match(text.strip())
-    if lead:  # `others`: the column's other texts
+    if lead:
         whole = [t for t in others if parse_number(t).kind == "number"]
         if len(whole) >= MIN_WHOLE and not any(_FRACTION.search(t.strip()) for t in whole):
             return lead.group(1)

@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from worker.core.bands import Band
-from worker.core.headers import is_value_like
+from worker.core.headers import is_figure, is_value_like
 from worker.core.spans import SpanRect
+from worker.core.text_lines import text_lines
 from worker.core.types import Word
 
 
@@ -27,16 +28,11 @@ def cut_stub_spans_into_body(
     if len(cols) < 2 or not words:
         return rects
     stub_end = cols[0].hi
-
-    def row_of(w: Word) -> int | None:
-        cy = (w.bbox[1] + w.bbox[3]) / 2
-        return next((i for i, b in enumerate(rows) if b.lo <= cy < b.hi), None)
-
     stub_rows: set[int] = set()
     values: set[int] = set()
     labels: set[int] = set()
     for w in words:
-        r = row_of(w)
+        r = _row_of(rows, _cy(w))
         if r is None or not w.text.strip():
             continue
         if (w.bbox[0] + w.bbox[2]) / 2 < stub_end:
@@ -82,17 +78,10 @@ def split_stub_spans_at_lines(
     if len(cols) < 2 or not words:
         return rects
     stub_end = cols[0].hi
-
-    def row_of(y: float) -> int | None:
-        return next((i for i, b in enumerate(rows) if b.lo <= y < b.hi), None)
-
     figures = {
         r
         for w in words
-        if (w.bbox[0] + w.bbox[2]) / 2 >= stub_end
-        and any(ch.isdigit() for ch in w.text)
-        and is_value_like(w.text)
-        and (r := row_of((w.bbox[1] + w.bbox[3]) / 2)) is not None
+        if (w.bbox[0] + w.bbox[2]) / 2 >= stub_end and is_figure(w.text) and (r := _row_of(rows, _cy(w))) is not None
     }
     out: list[SpanRect] = []
     split = 0
@@ -105,15 +94,15 @@ def split_stub_spans_at_lines(
             for w in words
             if w.text.strip()
             and (w.bbox[0] + w.bbox[2]) / 2 < stub_end
-            and rows[rect.r0].lo <= (w.bbox[1] + w.bbox[3]) / 2 < rows[rect.r1].hi
+            and rows[rect.r0].lo <= _cy(w) < rows[rect.r1].hi
         ]
-        lines = _text_lines(inside)
+        lines = text_lines(inside)
         spanned = range(rect.r0, rect.r1 + 1)
         if (
             len(lines) == len(spanned)
-            and all(row_of(_centre(line)) == r for line, r in zip(lines, spanned))
+            and all(_row_of(rows, (line.top + line.bottom) / 2) == r for line, r in zip(lines, spanned))
             and all(r in figures for r in spanned)
-            and not any(_first_word(line)[:1].islower() for line in lines[1:])
+            and not any(line.text[:1].islower() for line in lines[1:])
         ):
             out += [SpanRect(r, r, 0, 0, rect.score, rect.projected) for r in spanned]
             split += 1
@@ -124,24 +113,10 @@ def split_stub_spans_at_lines(
     return out
 
 
-def _text_lines(words: Sequence[Word]) -> list[list[Word]]:
-    """Words grouped into lines by their vertical centres (within half a median word height)."""
-    if not words:
-        return []
-    heights = sorted(w.bbox[3] - w.bbox[1] for w in words)
-    tol = 0.5 * heights[len(heights) // 2]
-    lines: list[list[Word]] = []
-    for w in sorted(words, key=lambda w: (w.bbox[1] + w.bbox[3]) / 2):
-        if lines and (w.bbox[1] + w.bbox[3]) / 2 - _centre(lines[-1]) <= tol:
-            lines[-1].append(w)
-        else:
-            lines.append([w])
-    return lines
+def _cy(w: Word) -> float:
+    return (w.bbox[1] + w.bbox[3]) / 2
 
 
-def _centre(line: Sequence[Word]) -> float:
-    return sum((w.bbox[1] + w.bbox[3]) / 2 for w in line) / len(line)
-
-
-def _first_word(line: Sequence[Word]) -> str:
-    return min(line, key=lambda w: w.bbox[0]).text.strip()
+def _row_of(rows: list[Band], y: float) -> int | None:
+    """The row band holding height `y`, if any."""
+    return next((i for i, b in enumerate(rows) if b.lo <= y < b.hi), None)
