@@ -28,6 +28,7 @@ from worker.core.header_lines import header_line_back
 from worker.core.header_rows_split import split_group_label_rows
 from worker.core.header_words import join_header_labels
 from worker.core.header_wraps import join_wrapped_header_rows
+from worker.core.headers import is_figure
 from worker.core.reconstruct import grid_from_bands
 from worker.core.ruled_columns import merge_columns_between_rules
 from worker.core.ruled_rows import rows_onto_rules
@@ -42,6 +43,9 @@ MAX_SPAN = 1000
 # The cell boxes reach the table's edge, unlike Table Transformer's often tight rows, so a word
 # more than this many median row heights outside them is page text caught by the crop margin.
 OUTSIDE_MARGIN_ROWS = 0.3
+# A body row read as one cell across the table is checked against its words only when at least
+# this many times as many body rows were read cell by cell (the columns are then known).
+LONE_FULL_ROWS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -430,6 +434,7 @@ def _undo_spans_over_separate_texts(
     titled = any(r.r0 == r.r1 == 0 and r.c0 == 0 and r.c1 == n_cols - 1 for r in rects)
     top = 1 if titled else 0
     wide = [r for r in rects if r.r0 == r.r1 and r.r0 <= top and r.c0 == 0 and r.c1 > r.c0]
+    wide += _lone_data_rows_as_one_cell(rects, rows, cols, words, top)
     if not wide or not words:
         return rects
     row_gap, col_gap = span_words.gaps(rows, cols, words)
@@ -439,6 +444,29 @@ def _undo_spans_over_separate_texts(
     repairs.append(f"{dropped} spanning cell(s) over separate texts undone")
     gone = [r for r in wide if r not in kept]
     return [r for r in rects if r not in gone]
+
+
+def _lone_data_rows_as_one_cell(
+    rects: list[SpanRect], rows: list[Band], cols: list[Band], words: list[Word], top: int
+) -> list[SpanRect]:
+    """Body rows the model read as one cell across the table, where such rows are the exception:
+    one text line holding two figures or more (a data row, not a section label). Among rows
+    read cell by cell, the columns are known and the row's texts are checked against them; a
+    body read as one cell per row (noise, eu-018 p1 t2) is left for the second look."""
+    if len(cols) < 3:
+        return []
+    full = [r for r in rects if r.r0 == r.r1 > top and r.c0 == 0 and r.c1 == len(cols) - 1]
+    body_rows = len(rows) - top - 1
+    if not full or len(full) * LONE_FULL_ROWS > body_rows:
+        return []
+    out = []
+    for r in full:
+        band = rows[r.r0]
+        inside = [w for w in words if band.lo <= (w.bbox[1] + w.bbox[3]) / 2 < band.hi]
+        one_line = bool(inside) and min(w.bbox[3] for w in inside) > max(w.bbox[1] for w in inside)
+        if one_line and sum(is_figure(w.text) for w in inside) >= 2:
+            out.append(r)
+    return out
 
 
 def token_grid(
