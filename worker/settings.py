@@ -788,6 +788,12 @@ class NormaliseSettings(Group):
         "are taken: one starting just under such a box grows it down over its rows, any other is added (noise, "
         "eu-016 p3: the caption was found and the 30 rows under it missed: docs/scans.md)",
     )
+    grids_into_aligned: bool = Field(
+        True,
+        description="on a normalised page the detector found nothing on, a box the ruled grids gave that lies "
+        "inside a region of aligned text grows to the whole region (on a photocopy a header band's rules are "
+        "the only solid ones and the rows are dotted: eu-018 p1); no region is added (docs/scans.md)",
+    )
     aligned_tables_all_pages: bool = Field(
         False,
         description="with aligned_tables: look on every normalised page, adding regions no box covers and "

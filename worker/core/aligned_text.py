@@ -42,7 +42,8 @@ MAX_SINGLES = 1  # lines of one blob (a wrapped cell) let through in a row
 MERGE_GAP_XH = 2.5  # runs this close one above the other (one line between) are one table's parts
 HEADER_ROWS = 3  # lines above a region, within its width, taken in as its column headings
 MIN_BLOB_XH = 0.6  # blobs lower than this are dots and specks, ...
-DASH_XH = 0.4  # ... but dashes (an empty cell): flat blobs this wide at least
+DASH_XH = 0.4  # ... but dashes (an empty cell): flat blobs this wide at least ...
+MAX_DASH_XH = 6.0  # ... and this wide at most (a dotted rule, its dots closed into one, is longer)
 MAX_BLOB_XH = 3.5  # blobs taller than this are figures, bars, or lines run together
 ROTATED_XH = 2.0  # blobs taller than this and than wide are words set sideways
 HEADING_SHARE = 0.6  # a line above a region is its heading when no blob is wider than this share of it
@@ -86,7 +87,7 @@ def _text(b: BBox, x_height: float) -> bool:
         return False
     if MIN_BLOB_XH * x_height <= h <= MAX_BLOB_XH * x_height:
         return True
-    return h < MIN_BLOB_XH * x_height and w >= DASH_XH * x_height and w >= 1.5 * h
+    return h < MIN_BLOB_XH * x_height and DASH_XH * x_height <= w <= MAX_DASH_XH * x_height and w >= 1.5 * h
 
 
 def columns(rows: list[list[BBox]], gutter: float) -> list[tuple[float, float]]:
@@ -334,3 +335,29 @@ def under_thin_boxes(boxes: list[TableBox], regions: list[Region], x_height: flo
             out.append(TableBox(region.box, score, False))
         taken += 1
     return out, taken
+
+
+def parts_into_regions(boxes: list[TableBox], regions: list[Region]) -> tuple[list[TableBox], int]:
+    """Boxes that are parts of tables (ruled grids found on a page the detector found nothing
+    on: on a photocopy, a header band's rules are often the only solid ones, the rows being
+    dotted) joined with the aligned regions they lie in: a box lying mostly inside a region
+    (`INSIDE`) grows to the whole region, and boxes that grew over one another become one.
+    Regions holding no box are left to `reconcile_regions`. Returns the boxes and how many
+    grew."""
+    out = list(boxes)
+    grown = 0
+    for region in regions:
+        for i, b in enumerate(out):
+            size = area(b.bbox)
+            if b.rotated or size <= 0 or intersection_area(b.bbox, region.box) < INSIDE * size:
+                continue
+            joined = union_box([b.bbox, region.box])
+            if joined != b.bbox:
+                out[i] = replace(b, bbox=joined)
+                grown += 1
+    merged: list[TableBox] = []
+    for b in sorted(out, key=lambda t: -area(t.bbox)):
+        if any(intersection_area(b.bbox, m.bbox) >= INSIDE * area(b.bbox) for m in merged):
+            continue  # one grown box over another: the same table
+        merged.append(b)
+    return merged, grown
