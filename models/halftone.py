@@ -33,6 +33,7 @@ LETTER_LOW, LETTER_HIGH = 0.45, 0.75  # contrast against the fill: below is fill
 MIN_LETTERS = 0.025  # a screen holds letters on this share of it (dev crops: 4-11% legible, 1-2% erased)
 MIN_SPAN = 0.3  # the contrast's scale never falls below this density (a near-empty screen)
 MIN_SCREEN_H, MIN_SCREEN_W = 14, 60  # px: a band holds a line of text; a cluster of specks is smaller
+WITHIN_SCREEN = 0.6  # a letter has screen on this share of the square round it (a band's edge: half)
 NEAR_LETTER = 0.2  # a white pixel on a dark fill this close to a letter's contrast is part of it
 
 
@@ -49,6 +50,9 @@ def descreen(grey: np.ndarray) -> np.ndarray:
     span = np.maximum(np.maximum(fill, 1.0 - fill), MIN_SPAN)
     contrast = np.abs(density - fill) / span
     letters = np.clip((contrast - LETTER_LOW) / (LETTER_HIGH - LETTER_LOW), 0.0, 1.0)
+    # at a band's edge the paper beyond it contrasts with the fill as a letter would: letters
+    # lie within the band, the screen round them on most sides
+    letters[box_mean(dotted, FILL_RADIUS) < WITHIN_SCREEN] = 0.0
     if float((letters[screen] > 0.5).mean()) < MIN_LETTERS:
         return grey  # a band whose letters the threshold erased: blank paper would read no better
     out = np.asarray(grey, dtype=np.float32).copy()
