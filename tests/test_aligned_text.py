@@ -3,10 +3,19 @@ rules on synthetic blob lists, and one drawn page of each kind (a numeric table,
 
 from __future__ import annotations
 
+import random
+
 from PIL import Image, ImageDraw, ImageFont
 
 from models.aligned_text import find_aligned
-from worker.core.aligned_text import Region, aligned_regions, reconcile_regions, text_rows, under_thin_boxes
+from worker.core.aligned_text import (
+    Region,
+    aligned_regions,
+    parts_into_regions,
+    reconcile_regions,
+    text_rows,
+    under_thin_boxes,
+)
 from worker.core.detections import TableBox
 from worker.core.geometry import iou
 from worker.core.types import BBox
@@ -146,3 +155,38 @@ def test_a_drawn_unruled_numeric_table_is_found_and_a_page_of_prose_is_not() -> 
     assert iou(regions[0].box, (120, 200, 120 + 670 + 60, 200 + 6 * 34 + 20)) > 0.7
     prose = "The layout detector reads tables by their look, and on a blurred scan it loses some of them"
     assert find_aligned(_drawn([prose] * 20, pitch=28))[0] == []
+
+
+def test_a_table_with_dotted_rules_between_its_rows_is_found_whole() -> None:
+    """Dotted rules between the rows (a photocopy breaks plain ones into dots too) were joined
+    into one long flat blob per rule, read as a line of body text and as a dash bridging the
+    columns: the table was cut at its first rule (dev eu-018 p1, photocopy)."""
+    rows = ["Region | 2007 | 2008 | 2009"] + [
+        f"{name} | {3 * i + 12}.{i} | {1000 + 37 * i:,} | {i + 1}.5"
+        for i, name in enumerate(["North East", "North West", "Yorkshire", "East Midlands", "London", "South West"])
+    ]
+    page = _drawn(rows)
+    draw = ImageDraw.Draw(page)
+    rng = random.Random(0)
+    for i in range(len(rows) - 1):
+        y = 200 + i * 34 + 22  # just under the row's letters
+        for x in range(120, 120 + 730, 4):
+            if rng.random() < 0.8:  # some dots lost
+                draw.rectangle((x, y, x + 1, y), fill=0)
+    regions, _ = find_aligned(page)
+    assert len(regions) == 1 and regions[0].rows >= 6
+    assert iou(regions[0].box, (120, 200, 120 + 670 + 60, 200 + 6 * 34 + 20)) > 0.7
+
+
+def test_grid_boxes_lying_in_a_region_grow_to_it_and_become_one() -> None:
+    """On a page the detector found nothing on, the ruled grids gave the header band of a table,
+    in two parts: both lie inside the table's aligned region, grow to it, and are one box. A grid
+    box outside every region, and a region holding no box, are left as they are."""
+    region = Region((165.0, 833.0, 1020.0, 1150.0), 12, 13)
+    elsewhere = Region((165.0, 1300.0, 1020.0, 1500.0), 8, 5)
+    left = TableBox((170.0, 833.0, 672.0, 928.0), 0.25, False)
+    right = TableBox((710.0, 833.0, 1020.0, 880.0), 0.25, False)
+    lone = TableBox((170.0, 100.0, 600.0, 180.0), 0.25, False)
+    boxes, grown = parts_into_regions([left, right, lone], [region, elsewhere])
+    assert grown == 2
+    assert sorted(b.bbox for b in boxes) == sorted([lone.bbox, region.box])
