@@ -268,3 +268,32 @@ def test_labels_wrapped_over_two_lines_read_as_two_rows_are_one_header_row():
         grid_to_html(grid), _gt(["", "population 1995 (mn)", "number of 1996/7 (000)", "outlets per 1996/7"], body)
     )
     assert got["bound"] == got["values"] == 6
+
+
+def test_a_margin_row_and_column_read_round_the_table_go_and_a_speck_tall_label_stays_whole():
+    """Photocopy, seed 2, dev eu-001 p3 t7: SLANet-plus read an empty row over the table and an
+    empty column down its right side, no header, and "THRESHOLD" with a speck fused to its box
+    (twice the text's height) was dealt apart from "FOR RELEASES". The margins go, the label is
+    one over its three columns, and every value binds."""
+    cols = [(0, 200, 1), (200, 320, 1), (320, 440, 1), (440, 560, 1), (560, 640, 1)]
+    split = [(0, 200, 1), (200, 440, 2), (440, 560, 1), (560, 640, 1)]
+    words = [
+        Word("THRESHOLD", (300.0, CH - 6.0, 400.0, CH + 21.0)),  # a speck above it, in its box
+        Word("FOR", (405.0, CH + 9.0, 429.0, CH + 21.0)),
+        Word("RELEASES", (434.0, CH + 9.0, 498.0, CH + 21.0)),
+    ]
+    for text, centre in (("to air", 260), ("to water", 380), ("to land", 500)):
+        words += _centred(text, centre, 2 * CH + 9)
+    for r, row in enumerate(THRESHOLD_BODY, start=3):
+        for text, centre in zip(row, (60, 260, 380, 500)):
+            words += _centred(text, centre, r * CH + 9)
+    grid = token_grid(_tokens([[(0, 640, 5)], split, cols, cols, cols]), words, (640, 5 * CH))
+    assert (grid.n_rows, grid.n_cols) == (4, 4)
+    gt = (
+        '<table><thead><tr><th></th><th colspan="3">THRESHOLD FOR RELEASES</th></tr>'
+        "<tr><th></th><th>to air</th><th>to water</th><th>to land</th></tr></thead><tbody>"
+        + "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in THRESHOLD_BODY)
+        + "</tbody></table>"
+    )
+    got = bind(grid_to_html(grid), gt)
+    assert got["bound"] == got["values"] == 6

@@ -46,7 +46,9 @@ def join_header_labels(words: list[Word], rows: list[Band], head: set[int]) -> l
             # capitals ("FOR RELEASES" after "THRESHOLD") understates it, and a tight box then
             # parts a word space
             lh = max(h, *(x.bbox[3] - x.bbox[1] for x in group))
-            pair = max(h, last.bbox[3] - last.bbox[1])
+            # on one line: the lower word lies half within the taller one's height (a speck
+            # fused to "THRESHOLD" on a photocopy doubled its box, and "FOR" no longer joined it)
+            pair = min(h, last.bbox[3] - last.bbox[1])
             same_line = min(w.bbox[3], last.bbox[3]) - max(w.bbox[1], last.bbox[1]) >= 0.5 * pair
             if same_line and 0 <= w.bbox[0] - last.bbox[2] <= WORD_SPACE * lh:
                 group.append(w)

@@ -23,6 +23,7 @@ from typing import Any
 from worker.core import span_words
 from worker.core.bands import Band, snap
 from worker.core.column_split import header_rows_for_split, merge_label_only_columns, split_merged_columns
+from worker.core.empty_edges import drop_empty_edges
 from worker.core.geometry import clip, union_box
 from worker.core.header_lines import header_line_back
 from worker.core.header_rows_split import split_group_label_rows
@@ -511,6 +512,7 @@ def token_grid(
     header = {r for c in cells if c.header for r in range(c.row, c.row + c.rowspan)}
     # a header row needs every cell in it marked: a body cell spanning up into it unmarks it
     header -= {r for c in cells if not c.header for r in range(c.row, c.row + c.rowspan)}
+    rects, rows, cols, header = drop_empty_edges(rects, rows, cols, header, words, repairs)
     if lines is not None and lines.v:
         rects, cols = merge_columns_between_rules(rects, rows, cols, lines.v, header, words, repairs)
     rects, rows, header = split_stacked_rows(rects, rows, cols, header, words, repairs)
