@@ -113,6 +113,56 @@ def split_stub_spans_at_lines(
     return out
 
 
+def realign_stub_spans(
+    rects: list[SpanRect],
+    rows: list[Band],
+    cols: list[Band],
+    header: set[int],
+    words: Sequence[Word],
+    repairs: list[str],
+) -> list[SpanRect]:
+    """Row labels spanning rows, rebuilt from where their text starts, where the model's spans
+    begin elsewhere. In a stub the model drew with spanning labels, a label starts on a line of
+    the stub that does not go on in lower case (a wrapped label's next line does), and spans
+    down to the row before the next label starts. On a photocopy SLANet-plus set every label
+    of eu-021 p7 one row too high ("Allergies" over the last row of "Alcohol use" and its own
+    first), so each label's first values were read under the label before. The stub is left as
+    it is when a body cell spans it and the columns beside it, or when the labels start where
+    the model's cells do."""
+    if len(cols) < 2 or not words:
+        return rects
+    body = [r for r in range(len(rows)) if r not in header]
+    if not body:
+        return rects
+    first_body = body[0]
+    inside = [
+        w
+        for w in words
+        if w.text.strip() and (w.bbox[0] + w.bbox[2]) / 2 < cols[0].hi and rows[first_body].lo <= _cy(w) < rows[-1].hi
+    ]
+    firsts = [line for line in text_lines(inside) if not line.text[:1].islower()]
+    starts = sorted({r for line in firsts if (r := _row_of(rows, (line.top + line.bottom) / 2)) is not None})
+    if len(starts) < 2 or any(_row_of(rows, line.top) != _row_of(rows, line.bottom - 1) for line in firsts):
+        return rects  # a label set across two rows (centred on their boundary) tells no first row
+    stub = [r for r in rects if r.c0 == 0 and r.r1 >= starts[0]]
+    if any(r.c1 > 0 for r in stub) or sum(r.r1 > r.r0 for r in stub) < 2:
+        return rects
+    if starts == sorted(r.r0 for r in stub if r.r0 >= starts[0] and _has_text(r, rows, inside)):
+        return rects
+    ends = [s - 1 for s in starts[1:]] + [len(rows) - 1]
+    rebuilt = [SpanRect(s, e, 0, 0) for s, e in zip(starts, ends)]
+    if all(r in rects for r in rebuilt):
+        return rects
+    out = [r for r in rects if not (r.c0 == 0 and r.r1 >= starts[0])]
+    out += [SpanRect(r.r0, starts[0] - 1, 0, 0, r.score, r.projected) for r in stub if r.r0 < starts[0] <= r.r1]
+    repairs.append(f"{len(rebuilt)} row label(s) spanning rows set where their text starts")
+    return out + rebuilt
+
+
+def _has_text(rect: SpanRect, rows: list[Band], words: Sequence[Word]) -> bool:
+    return any(rows[rect.r0].lo <= _cy(w) < rows[rect.r1].hi for w in words)
+
+
 def _cy(w: Word) -> float:
     return (w.bbox[1] + w.bbox[3]) / 2
 

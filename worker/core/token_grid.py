@@ -35,7 +35,7 @@ from worker.core.ruled_columns import merge_columns_between_rules
 from worker.core.ruled_rows import rows_onto_rules
 from worker.core.spans import SpanRect
 from worker.core.stacked_rows import split_stacked_rows
-from worker.core.stub_spans import cut_stub_spans_into_body, split_stub_spans_at_lines
+from worker.core.stub_spans import cut_stub_spans_into_body, realign_stub_spans, split_stub_spans_at_lines
 from worker.core.types import BBox, RulingLines, TableGrid, Word
 
 _SPAN_RE = re.compile(r'^\s*(colspan|rowspan)="(\d+)"$')
@@ -520,6 +520,7 @@ def token_grid(
     box = (box[0], box[1], box[2], min(foot, float(image_size[1])) if image_size else foot)
     rows = header_line_back(rows, cols, header, words, repairs)
     rects = cut_stub_spans_into_body(rects, rows, cols, words, repairs)
+    rects = realign_stub_spans(rects, rows, cols, header, words, repairs)
     rects = split_stub_spans_at_lines(rects, rows, cols, words, repairs)
     head = header_rows_for_split(rects, rows, cols, words, header)
     rects, cols = merge_label_only_columns(rects, rows, cols, head, words, repairs)
