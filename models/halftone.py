@@ -19,7 +19,6 @@ from __future__ import annotations
 import numpy as np
 
 from models.box_filters import between, box_mean
-from models.ppocr.components import component_boxes
 
 SCREEN_RADIUS = 7  # a screen is judged over (2 * 7 + 1) px squares: several dots, less than a row
 MAX_DOT_NEIGHBOURS = 1  # a dot has at most this many neighbours of its own colour
@@ -32,9 +31,6 @@ DOT_RADIUS = 1  # ... and each pixel's over these (3 x 3: a stroke, not a dot)
 LETTER_LOW, LETTER_HIGH = 0.45, 0.75  # contrast against the fill: below is fill, above is letter (thin strokes)
 MIN_LETTERS = 0.025  # a screen holds letters on this share of it (dev crops: 4-11% legible, 1-2% erased)
 MIN_SPAN = 0.3  # the contrast's scale never falls below this density (a near-empty screen)
-MIN_SCREEN_H, MIN_SCREEN_W = 14, 60  # px: a band holds a line of text; a cluster of specks is smaller
-WITHIN_SCREEN = 0.6  # a letter has screen on this share of the square round it (a band's edge: half)
-NEAR_LETTER = 0.2  # a white pixel on a dark fill this close to a letter's contrast is part of it
 
 
 def descreen(grey: np.ndarray) -> np.ndarray:
@@ -50,19 +46,10 @@ def descreen(grey: np.ndarray) -> np.ndarray:
     span = np.maximum(np.maximum(fill, 1.0 - fill), MIN_SPAN)
     contrast = np.abs(density - fill) / span
     letters = np.clip((contrast - LETTER_LOW) / (LETTER_HIGH - LETTER_LOW), 0.0, 1.0)
-    # at a band's edge the paper beyond it contrasts with the fill as a letter would: letters
-    # lie within the band, the screen round them on most sides
-    letters[box_mean(dotted, FILL_RADIUS) < WITHIN_SCREEN] = 0.0
     if float((letters[screen] > 0.5).mean()) < MIN_LETTERS:
         return grey  # a band whose letters the threshold erased: blank paper would read no better
     out = np.asarray(grey, dtype=np.float32).copy()
     out[screen] = 255.0 * (1.0 - letters[screen])
-    # on a dark fill the letters are the paper showing through: its own white pixels, dots left
-    # out, draw them crisper than the contrast, which thickens strokes into each other (on a
-    # light fill the toner's grain clings to the letters, and the contrast reads them better)
-    dark = screen & (fill > 0.5)
-    strokes = ~ink & (_neighbours(~ink) > MAX_DOT_NEIGHBOURS) & (letters > NEAR_LETTER)
-    out[dark] = np.where(strokes[dark], 0.0, 255.0)
     return out
 
 
@@ -80,15 +67,7 @@ def _screen(ink: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     dotted = box_mean(hits, REGION_RADIUS) > 0.5
     # letters: pixels with screen on both sides within CLOSE_RADIUS, across or down (a closing
     # would also fill the paper between a band and the crop's edge)
-    screen = dotted | between(dotted, CLOSE_RADIUS)
-    # a band is a line of text high and several letters wide: specks clustered round a word in
-    # the body, or the grain along a light fill's letters, are no screen (descreened, their
-    # letters were cut)
-    large = np.zeros_like(screen)
-    for x0, y0, x1, y1 in component_boxes(screen):
-        if y1 - y0 >= MIN_SCREEN_H and x1 - x0 >= MIN_SCREEN_W:
-            large[y0:y1, x0:x1] = True
-    return dotted & large, screen & large
+    return dotted, dotted | between(dotted, CLOSE_RADIUS)
 
 
 def _neighbours(mask: np.ndarray) -> np.ndarray:
