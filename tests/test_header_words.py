@@ -297,3 +297,19 @@ def test_a_margin_row_and_column_read_round_the_table_go_and_a_speck_tall_label_
     )
     got = bind(grid_to_html(grid), gt)
     assert got["bound"] == got["values"] == 6
+
+
+def test_two_columns_labels_a_word_space_apart_over_a_body_gutter_stay_two_labels():
+    """Photocopy, dev eu-005 p2 t2: "Our estimates" and "LDA", each centred over its own column,
+    stood a word space apart once the toner spread, were joined as one label and dealt to the
+    first column. Parted at the body's gutter, each column keeps its label; a group label over
+    several columns, centred over none of them, is not parted (the tests above)."""
+    cols = [(0, 130, 1), (130, 200, 1), (200, 240, 1)]
+    words = _centred("Our estimates", 165, 3) + _centred("LDA est.", 220, 3)
+    words += _centred("1996", 165, 17) + _centred("1997", 220, 17)
+    body = [["Austria", "58.6", "79"], ["Belgium", "61.6", "57"]]
+    for r, row in enumerate(body, start=1):
+        for text, centre in zip(row, (40, 165, 220)):
+            words += _centred(text, centre, r * CH + 9)
+    grid = token_grid(_tokens([cols] * 3, header=1), words, (240, 3 * CH))
+    assert column_labels(grid, grid.header_rows)[1:] == ["Our estimates / 1996", "LDA est. / 1997"]

@@ -20,12 +20,19 @@ WORD_SPACE = 0.7  # words closer than this many text heights on one line are one
 RULE_GLYPHS = frozenset("1lI|!")  # what OCR makes of a short vertical rule
 RULE_TALL = 1.4  # a "glyph" this many median text heights tall is a rule ...
 RULE_THIN = 0.2  # ... and so is one narrower than this share of its height
+CENTRED = 0.15  # a label this near (a share of its column's width) its column's middle is centred on it
 REACH = 0.1  # a label reaching this share into an empty neighbour column, centred nearer over both, takes it
 
 
-def join_header_labels(words: list[Word], rows: list[Band], head: set[int]) -> list[Word]:
+def join_header_labels(
+    words: list[Word], rows: list[Band], head: set[int], cols: list[Band] | None = None
+) -> list[Word]:
     """`words` with each header label's words joined into one word (text in reading order,
-    box the union, the lowest confidence), and rule debris in the header dropped."""
+    box the union, the lowest confidence), and rule debris in the header dropped. With `cols`,
+    two words on either side of a column boundary that is a gutter of the body (no body word
+    runs across it, body words on both sides) are two labels however close: on a photocopy
+    "Our estimates" and "LDA", two columns' labels, stood a word space apart and were read as
+    one label over the first column."""
     if not head or not words:
         return words
     bands = [rows[i] for i in sorted(head) if 0 <= i < len(rows)]
@@ -55,8 +62,44 @@ def join_header_labels(words: list[Word], rows: list[Band], head: set[int]) -> l
                 break
         else:
             labels.append([w])
+    if cols:
+        gutters = _body_gutters(body, cols)
+        labels = [part for g in labels for part in _part_at_gutters(g, cols, gutters)]
     joined = [_join(g) for g in labels]
     return body + joined
+
+
+def _body_gutters(body: list[Word], cols: list[Band]) -> list[float]:
+    """The column boundaries (x) that no body word runs across, with body words centred in the
+    columns on both sides."""
+    centres = [(w.bbox[0] + w.bbox[2]) / 2 for w in body]
+    out = []
+    for left, right in zip(cols, cols[1:]):
+        x = left.hi
+        if any(w.bbox[0] < x < w.bbox[2] for w in body):
+            continue
+        if any(left.lo <= c < x for c in centres) and any(x <= c < right.hi for c in centres):
+            out.append(x)
+    return out
+
+
+def _part_at_gutters(group: list[Word], cols: list[Band], gutters: list[float]) -> list[list[Word]]:
+    """A label's words parted at a body gutter where the words on each side are centred over
+    their own column (`CENTRED` of its width): two columns' labels a word space apart. A group
+    label over several columns is centred over none of them on either side, and stays whole."""
+    for x in gutters:
+        left = [w for w in group if (w.bbox[0] + w.bbox[2]) / 2 < x]
+        right = [w for w in group if (w.bbox[0] + w.bbox[2]) / 2 >= x]
+        if left and right and _centred_on_column(left, cols) and _centred_on_column(right, cols):
+            return _part_at_gutters(left, cols, gutters) + _part_at_gutters(right, cols, gutters)
+    return [group]
+
+
+def _centred_on_column(words: list[Word], cols: list[Band]) -> bool:
+    x0, x1 = min(w.bbox[0] for w in words), max(w.bbox[2] for w in words)
+    mid = (x0 + x1) / 2
+    col = next((c for c in cols if c.lo <= mid < c.hi), None)
+    return col is not None and abs(mid - col.mid) <= CENTRED * col.size
 
 
 def is_rule_debris(w: Word, median_height: float) -> bool:

@@ -529,7 +529,7 @@ def token_grid(
     rects, rows, head, header = join_wrapped_header_rows(
         rects, rows, cols, head, header, words, lines.h if lines is not None else (), repairs
     )
-    words = join_header_labels(words, rows, head)
+    words = join_header_labels(words, rows, head, cols)
     rects = _undo_spans_over_separate_texts(rects, rows, cols, words, repairs)
     scores = [t.score for t in tokens]
     table_score = sum(scores) / len(scores) if scores else 1.0
