@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from worker.core.bands import Band
 from worker.core.headers import is_figure, is_value_like
 from worker.core.spans import SpanRect
-from worker.core.text_lines import text_lines
+from worker.core.text_lines import TextLine, text_lines
 from worker.core.types import Word
 
 
@@ -142,7 +142,7 @@ def realign_stub_spans(
     ]
     firsts = [line for line in text_lines(inside) if not line.text[:1].islower()]
     starts = sorted({r for line in firsts if (r := _row_of(rows, (line.top + line.bottom) / 2)) is not None})
-    if len(starts) < 2 or any(_row_of(rows, line.top) != _row_of(rows, line.bottom - 1) for line in firsts):
+    if len(starts) < 2 or any(_straddles(line, rows) for line in firsts):
         return rects  # a label set across two rows (centred on their boundary) tells no first row
     stub = [r for r in rects if r.c0 == 0 and r.r1 >= starts[0]]
     if any(r.c1 > 0 for r in stub) or sum(r.r1 > r.r0 for r in stub) < 2:
@@ -157,6 +157,12 @@ def realign_stub_spans(
     out += [SpanRect(r.r0, starts[0] - 1, 0, 0, r.score, r.projected) for r in stub if r.r0 < starts[0] <= r.r1]
     repairs.append(f"{len(rebuilt)} row label(s) spanning rows set where their text starts")
     return out + rebuilt
+
+
+def _straddles(line: TextLine, rows: list[Band]) -> bool:
+    """A row boundary runs through the middle half of the line's height."""
+    quarter = (line.bottom - line.top) / 4
+    return any(line.top + quarter < b.hi < line.bottom - quarter for b in rows[:-1])
 
 
 def _has_text(rect: SpanRect, rows: list[Band], words: Sequence[Word]) -> bool:
