@@ -41,6 +41,8 @@ OVER = 0.5  # nor a glyph this near above or below it: an underline, a strike-th
 CORE = 0.2  # and it lies on a text line: within a glyph's height, less this share at either end
 LINE_GLYPHS = 3  # a line of this many glyphs is text; with fewer, ...
 RULE_PIECES = 4  # ... this many other bars at the bar's height make it a piece of a broken rule
+RULE_PIECE = 3.0  # a flat mark this many glyph heights long is a rule or a piece of one ...
+ON_RULE = 1.5  # ... and a bar within this many pixels of its height is another piece of it
 
 
 def in_words(parts: np.ndarray, words: Sequence[Word], pad_y: float = 0.0) -> np.ndarray:
@@ -93,6 +95,14 @@ def _bars(mask: np.ndarray, parts: np.ndarray, unit: float) -> tuple[np.ndarray,
     return np.array(bars, dtype=np.int64).reshape(-1, 4), glyphs
 
 
+def _rule_levels(parts: np.ndarray, unit: float) -> np.ndarray:
+    """The heights (y of their middles) of the flat marks longer than any dash: ruling lines,
+    and the long pieces of rules a photocopy broke."""
+    widths, heights = parts[:, 2] - parts[:, 0], parts[:, 3] - parts[:, 1]
+    long = (widths >= RULE_PIECE * unit) & (heights <= max(2.0, MAX_HEIGHT * unit))
+    return (parts[long, 1] + parts[long, 3]) / 2
+
+
 def _alone(bar: np.ndarray, others: np.ndarray, unit: float) -> bool:
     """No other mark on the bar's line within `BESIDE` glyph heights, none just above or below it."""
     if not len(others):
@@ -142,10 +152,13 @@ def placeholder_dashes(crop: Image.Image, words: Sequence[Word]) -> list[Word]:
     if not len(bars):
         return []
     others = np.concatenate([bars, glyphs])
+    rules = _rule_levels(parts, unit)
     out: list[Word] = []
     for bar in bars[~in_words(bars, words, unit / 2)]:  # a bar inside a word was read, as part of it
         if not _alone(bar, others, unit) or not _on_a_line(bar, glyphs, bars):
             continue
+        if len(rules) and np.abs(rules - (bar[1] + bar[3]) / 2).min() <= ON_RULE:
+            continue  # a piece of a rule whose longer pieces lie at the same height
         cy = (bar[1] + bar[3]) / 2
         box = (float(bar[0]), max(0.0, cy - unit * 0.75), float(bar[2]), min(float(crop.height), cy + unit * 0.75))
         out.append(Word(DASH_TEXT, tuple(round(v, 2) for v in box), DASH_CONFIDENCE))  # type: ignore[arg-type]

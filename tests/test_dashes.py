@@ -137,3 +137,16 @@ def test_a_scanned_ruled_table_keeps_its_dashes_in_their_cells(tmp_path: Path, c
     assert {k for k, v in got.items() if v == "-"} == dashes, got
     assert got[(1, 1)] == "1 000" and got[(3, 2)] == "20"
     assert any("placeholder dash" in r for r in record["grid"]["repairs"]), record["grid"]["repairs"]
+
+
+def test_a_short_piece_of_a_rule_beside_its_long_pieces_is_not_a_dash() -> None:
+    """Photocopy, dev eu-012 p5: a rule under a row broke into long pieces and one short enough
+    to look like a dash, which a mark at its height let pass ("- 44"). A bar at the height of a
+    flat mark longer than any dash is a piece of that rule; alone in its cell, it is a dash."""
+
+    def broken(d: ImageDraw.ImageDraw) -> None:
+        d.rectangle((260, 45, 330, 46), fill=0)  # a long piece of the rule
+        d.rectangle((500, 45, 507, 46), fill=0)  # a short piece, dash-shaped
+        d.rectangle((585, 38, 591, 52), fill=0)  # a mark at its height (a speck, the frame)
+
+    assert placeholder_dashes(*_table(broken)) == []

@@ -32,3 +32,13 @@ def test_without_enough_text_to_measure_nothing_is_dropped() -> None:
     words = [_label("12", 10), Word("0", (40.0, 55.0, 44.0, 60.0), 0.3)]
     assert drop_specks(words) == (words, 0)
     assert drop_specks([]) == ([], 0)
+
+
+def test_a_piece_of_a_vertical_rule_read_as_one_goes_and_a_figure_one_stays() -> None:
+    """Photocopy, dev eu-012 p5: the broken rules between the columns were read as "1" in boxes a
+    pixel wide ("Sweden 1", "16 1"). A figure "1" is boxed with its flag and foot."""
+    line = [_label("Sweden", 10), _label("16", 100), _label("54", 200)]
+    rule = Word("1", (150.0, 47.0, 151.0, 67.0), 0.93)  # a pixel wide, as high as a row
+    one = Word("1", (300.0, 50.0, 303.0, 62.0), 0.99)
+    kept, dropped = drop_specks([*line, rule, one])
+    assert dropped == 1 and kept == [*line, one]

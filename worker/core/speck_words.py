@@ -9,7 +9,9 @@ crop's words of two characters or more). Only digits and marks are taken for spe
 letter may be a table's own mark (a column of "x" for yes, office scan eu-013 p8, read as
 unsurely and as low), and a stray letter costs a label one character where a stray digit
 changes its number. A dash is never taken for one: a missing value's placeholder is as low and
-as unsure. Pure.
+as unsure. A piece of a vertical rule read as "1" (or "|", "!") is no text either: its box is a
+pixel wide, where a figure one has a flag and a foot (photocopy, eu-012 p5: the broken rules
+between the columns gave "Sweden 1" and "16 1"). Pure.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ SPECK_CONFIDENCE = 0.6  # read this unsurely ...
 SPECK_HEIGHT = 0.65  # ... and lower than this share of the crop's median word height
 MIN_WORDS = 3  # words of two characters or more needed to know the text's height
 DASHES = frozenset("-–—−")
+RULE_GLYPHS = frozenset("1|!")  # what the OCR makes of a piece of a vertical rule ...
+RULE_WIDTH = 1.5  # ... whose box is this many pixels wide at most (a figure one's is 2-3 at least)
 
 
 def drop_specks(words: list[Word]) -> tuple[list[Word], int]:
@@ -30,7 +34,7 @@ def drop_specks(words: list[Word]) -> tuple[list[Word], int]:
     if len(heights) < MIN_WORDS:
         return words, 0
     low = SPECK_HEIGHT * median(heights)
-    kept = [w for w in words if not _speck(w, low)]
+    kept = [w for w in words if not _speck(w, low) and not _rule_piece(w)]
     return kept, len(words) - len(kept)
 
 
@@ -44,3 +48,7 @@ def _speck(w: Word, low: float) -> bool:
         and w.confidence < SPECK_CONFIDENCE
         and w.bbox[3] - w.bbox[1] < low
     )
+
+
+def _rule_piece(w: Word) -> bool:
+    return w.text.strip() in RULE_GLYPHS and w.bbox[2] - w.bbox[0] <= RULE_WIDTH
