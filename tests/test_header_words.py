@@ -9,6 +9,8 @@ every value is read under (label binding against the true table), not only the s
 
 from __future__ import annotations
 
+from worker.core.bands import Band
+from worker.core.header_words import join_header_labels
 from worker.core.headers import column_labels, infer_header_rows
 from worker.core.html_out import grid_to_html
 from worker.core.html_parse import html_to_grid
@@ -300,16 +302,26 @@ def test_a_margin_row_and_column_read_round_the_table_go_and_a_speck_tall_label_
 
 
 def test_two_columns_labels_a_word_space_apart_over_a_body_gutter_stay_two_labels():
-    """Photocopy, dev eu-005 p2 t2: "Our estimates" and "LDA", each centred over its own column,
-    stood a word space apart once the toner spread, were joined as one label and dealt to the
-    first column. Parted at the body's gutter, each column keeps its label; a group label over
-    several columns, centred over none of them, is not parted (the tests above)."""
-    cols = [(0, 130, 1), (130, 200, 1), (200, 240, 1)]
-    words = _centred("Our estimates", 165, 3) + _centred("LDA est.", 220, 3)
-    words += _centred("1996", 165, 17) + _centred("1997", 220, 17)
-    body = [["Austria", "58.6", "79"], ["Belgium", "61.6", "57"]]
-    for r, row in enumerate(body, start=1):
-        for text, centre in zip(row, (40, 165, 220)):
-            words += _centred(text, centre, r * CH + 9)
-    grid = token_grid(_tokens([cols] * 3, header=1), words, (240, 3 * CH))
-    assert column_labels(grid, grid.header_rows)[1:] == ["Our estimates / 1996", "LDA est. / 1997"]
+    """Photocopy, dev eu-005 p2 t2 (its boxes): "Our estimates" over "1996" and "LDA" over "1997",
+    two columns' cells of two lines, stood a word space apart once the toner spread and were
+    joined as one label dealt to the first column. Parted at the body's gutter, each column
+    keeps its label. A group label heading a row of its own ("number of franchisors" over
+    "1993 | 1994" in the row below, eu-004 p9) is not parted."""
+    cols = [Band(0, 145, 0.9), Band(145, 286, 0.9), Band(286, 373, 0.9)]
+    rows = [Band(5, 63, 0.9), Band(63, 90, 0.9), Band(90, 117, 0.9)]
+    head = [Word("Our", (148.0, 16.0, 186.0, 32.0)), Word("estimates", (193.0, 10.0, 287.0, 32.0))]
+    head += [Word("LDA", (296.0, 16.0, 346.0, 32.0))]
+    head += [Word("1996", (193.0, 42.0, 235.0, 58.0)), Word("1997", (306.0, 42.0, 347.0, 58.0))]
+    body = [Word("58.6", (240.0, 70.0, 270.0, 86.0)), Word("79", (325.0, 70.0, 345.0, 86.0))]
+    body += [Word("61.6", (240.0, 97.0, 270.0, 113.0)), Word("57", (325.0, 97.0, 345.0, 113.0))]
+    labels = {w.text for w in join_header_labels([*head, *body], rows, {0}, cols)} - {w.text for w in body}
+    assert labels == {"Our estimates", "LDA", "1996", "1997"}
+    assert "Our estimates LDA" in {w.text for w in join_header_labels([*head, *body], rows, {0})}  # no columns: joined
+    rows = [Band(15, 45, 0.9), Band(45, 75, 0.9), Band(75, 100, 0.9)]  # the label's own row, the years' row
+    cols = [Band(0, 270, 0.9), Band(270, 400, 0.9), Band(400, 500, 0.9)]
+    group = [Word("number", (285.0, 22.0, 359.0, 40.0)), Word("of", (365.0, 22.0, 384.0, 40.0))]
+    group += [Word("franchisors", (389.0, 22.0, 495.0, 40.0))]
+    years = [Word("1993", (301.0, 50.0, 346.0, 68.0)), Word("1994", (435.0, 50.0, 486.0, 67.0))]
+    figures = [Word("80", (320.0, 80.0, 340.0, 96.0)), Word("170", (450.0, 80.0, 480.0, 96.0))]
+    joined = {w.text for w in join_header_labels([*group, *years, *figures], rows, {0, 1}, cols)}
+    assert "number of franchisors" in joined

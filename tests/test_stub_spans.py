@@ -87,8 +87,8 @@ def test_a_label_over_two_rows_of_one_line_or_a_wrapped_label_stays_spanning() -
 GROUPED = [
     ["Alcohol use", "20", "4.3"],
     ["", "56", "12.0"],
-    ["Allergies", "40", "8.6"],
-    ["", "28", "6.0"],
+    ["Chronic illness and", "40", "8.6"],
+    ["chronic pain", "28", "6.0"],
     ["Stress", "237", "50.5"],
     ["", "110", "23.5"],
 ]
@@ -96,12 +96,21 @@ GROUPED = [
 
 def test_labels_spanning_rows_set_one_row_too_high_are_moved_to_where_their_text_starts() -> None:
     """Photocopy, dev eu-021 p7: the model spans each label over the last row of the label
-    before and its own first ("Allergies" over "56 12.0" and "40 8.6"). Each label's text is on
-    its first row: the spans are rebuilt from there, one label over two rows each."""
+    before and its own first, so a wrapped label's second line ("chronic pain") lies in the cell
+    below its first. Each label's text starts on its first row: the spans are rebuilt from there,
+    one label over two rows each. A label one line high in a cell of its own says nothing of
+    where its rows start (years centred over three rows, eu-012 p4): without a cut label, the
+    model's spans stay."""
     grid = token_grid(_model({2: 2, 4: 2}, 6), _words(GROUPED), (500, 7 * ROW))
     spans = {(c.row, c.col): c.rowspan for c in grid.cells if c.col == 0 and c.row > 0}
     assert spans == {(1, 0): 2, (3, 0): 2, (5, 0): 2}
-    assert [row[0] for row in _texts(grid)[1:]] == ["Alcohol use", "", "Allergies", "", "Stress", ""]
+    labels = ["Alcohol use", "", "Chronic illness and chronic pain", "", "Stress", ""]
+    assert [row[0] for row in _texts(grid)[1:]] == labels
+    one_line = [
+        ["Allergies" if r[0].startswith("Chronic") else "" if r[0] == "chronic pain" else r[0], *r[1:]] for r in GROUPED
+    ]
+    grid = token_grid(_model({2: 2, 4: 2}, 6), _words(one_line), (500, 7 * ROW))
+    assert not any("where their text starts" in r for r in grid.repairs)
 
 
 def test_labels_centred_across_their_two_rows_leave_the_spans_as_the_model_drew_them() -> None:

@@ -64,7 +64,10 @@ def join_header_labels(
             labels.append([w])
     if cols:
         gutters = _body_gutters(body, cols)
-        labels = [part for g in labels for part in _part_at_gutters(g, cols, gutters)]
+        head_words = [w for g in labels for w in g]
+        labels = [
+            part for g in labels for part in _part_at_gutters(g, cols, gutters, _lines_under(g, head_words, bands))
+        ]
     joined = [_join(g) for g in labels]
     return body + joined
 
@@ -83,16 +86,43 @@ def _body_gutters(body: list[Word], cols: list[Band]) -> list[float]:
     return out
 
 
-def _part_at_gutters(group: list[Word], cols: list[Band], gutters: list[float]) -> list[list[Word]]:
+def _part_at_gutters(group: list[Word], cols: list[Band], gutters: list[float], under: list[Word]) -> list[list[Word]]:
     """A label's words parted at a body gutter where the words on each side are centred over
-    their own column (`CENTRED` of its width): two columns' labels a word space apart. A group
-    label over several columns is centred over none of them on either side, and stays whole."""
+    their own column (`CENTRED` of its width) and go on in a line of their own column under them
+    in the same header row (`under`): two columns' cells of two lines each ("Our estimates" over
+    "1996", "LDA" over "1997"). A group label over several columns is centred over none of them
+    on either side, or heads a row of its own ("number of franchisors" over "1993 | 1994" in the
+    row below), and stays whole."""
     for x in gutters:
         left = [w for w in group if (w.bbox[0] + w.bbox[2]) / 2 < x]
         right = [w for w in group if (w.bbox[0] + w.bbox[2]) / 2 >= x]
-        if left and right and _centred_on_column(left, cols) and _centred_on_column(right, cols):
-            return _part_at_gutters(left, cols, gutters) + _part_at_gutters(right, cols, gutters)
+        if (
+            left
+            and right
+            and all(_centred_on_column(side, cols) and _goes_on(side, cols, under) for side in (left, right))
+        ):
+            return _part_at_gutters(left, cols, gutters, under) + _part_at_gutters(right, cols, gutters, under)
     return [group]
+
+
+def _lines_under(group: list[Word], head_words: list[Word], bands: list[Band]) -> list[Word]:
+    """The header words under `group`'s line in the same header row."""
+    cy = sum((w.bbox[1] + w.bbox[3]) / 2 for w in group) / len(group)
+    band = next((b for b in bands if b.lo <= cy < b.hi), None)
+    bottom = max(w.bbox[3] for w in group)
+    if band is None:
+        return []
+    return [
+        w
+        for w in head_words
+        if w not in group and band.lo <= (w.bbox[1] + w.bbox[3]) / 2 < band.hi and w.bbox[1] >= bottom - 1
+    ]
+
+
+def _goes_on(side: list[Word], cols: list[Band], under: list[Word]) -> bool:
+    mid = (min(w.bbox[0] for w in side) + max(w.bbox[2] for w in side)) / 2
+    col = next((c for c in cols if c.lo <= mid < c.hi), None)
+    return col is not None and any(col.lo <= (w.bbox[0] + w.bbox[2]) / 2 < col.hi for w in under)
 
 
 def _centred_on_column(words: list[Word], cols: list[Band]) -> bool:

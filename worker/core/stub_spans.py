@@ -126,9 +126,11 @@ def realign_stub_spans(
     the stub that does not go on in lower case (a wrapped label's next line does), and spans
     down to the row before the next label starts. On a photocopy SLANet-plus set every label
     of eu-021 p7 one row too high ("Allergies" over the last row of "Alcohol use" and its own
-    first), so each label's first values were read under the label before. The stub is left as
-    it is when a body cell spans it and the columns beside it, or when the labels start where
-    the model's cells do."""
+    first), so each label's first values were read under the label before. The spans are rebuilt
+    only where the model's cells cut a wrapped label (its next line in the cell below): a label
+    one line high may sit at the top or in the middle of its rows (years centred over three rows,
+    eu-012 p4), which says nothing of where its rows start. The stub is left as it is when a body
+    cell spans it and the columns beside it."""
     if len(cols) < 2 or not words:
         return rects
     body = [r for r in range(len(rows)) if r not in header]
@@ -147,8 +149,8 @@ def realign_stub_spans(
     stub = [r for r in rects if r.c0 == 0 and r.r1 >= starts[0]]
     if any(r.c1 > 0 for r in stub) or sum(r.r1 > r.r0 for r in stub) < 2:
         return rects
-    if starts == sorted(r.r0 for r in stub if r.r0 >= starts[0] and _has_text(r, rows, inside)):
-        return rects
+    if not _labels_cut(text_lines(inside), stub, rows):
+        return rects  # every label whole in one of the model's cells: where it sits in it is style
     ends = [s - 1 for s in starts[1:]] + [len(rows) - 1]
     rebuilt = [SpanRect(s, e, 0, 0) for s, e in zip(starts, ends)]
     if all(r in rects for r in rebuilt):
@@ -165,8 +167,17 @@ def _straddles(line: TextLine, rows: list[Band]) -> bool:
     return any(line.top + quarter < b.hi < line.bottom - quarter for b in rows[:-1])
 
 
-def _has_text(rect: SpanRect, rows: list[Band], words: Sequence[Word]) -> bool:
-    return any(rows[rect.r0].lo <= _cy(w) < rows[rect.r1].hi for w in words)
+def _labels_cut(lines: list[TextLine], stub: list[SpanRect], rows: list[Band]) -> bool:
+    """Whether some wrapped label's lines (a line, then the lines going on in lower case) lie in
+    two of the model's stub cells."""
+    cell_of: list[int | None] = []
+    for line in lines:
+        r = _row_of(rows, (line.top + line.bottom) / 2)
+        cell_of.append(next((i for i, c in enumerate(stub) if r is not None and c.r0 <= r <= c.r1), None))
+    for i in range(1, len(lines)):
+        if lines[i].text[:1].islower() and cell_of[i] != cell_of[i - 1]:
+            return True
+    return False
 
 
 def _cy(w: Word) -> float:
