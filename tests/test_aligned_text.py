@@ -190,3 +190,15 @@ def test_grid_boxes_lying_in_a_region_grow_to_it_and_become_one() -> None:
     boxes, grown = parts_into_regions([left, right, lone], [region, elsewhere])
     assert grown == 2
     assert sorted(b.bbox for b in boxes) == sorted([lone.bbox, region.box])
+
+
+def test_grid_boxes_of_whole_tables_are_not_grown_into_their_neighbours() -> None:
+    """Noise, seed 2, dev eu-001 p3: the detector found nothing, the grids found both tables
+    whole, and the lower table's aligned region ran up into the upper one's last row. A box as
+    high as its region is a whole table, and a box is never grown over another table."""
+    upper = TableBox((195.0, 146.0, 996.0, 698.0), 0.25, False)
+    lower = TableBox((201.0, 712.0, 990.0, 993.0), 0.25, False)
+    region = Region((195.0, 682.0, 996.0, 993.0), 12, 4)
+    assert parts_into_regions([upper, lower], [region]) == ([upper, lower], 0)
+    band = TableBox((201.0, 712.0, 990.0, 780.0), 0.25, False)  # only the lower table's header band
+    assert parts_into_regions([upper, band], [region]) == ([upper, band], 0)  # it would reach over the upper

@@ -337,21 +337,29 @@ def under_thin_boxes(boxes: list[TableBox], regions: list[Region], x_height: flo
     return out, taken
 
 
+PART_HEIGHT = 0.5  # a grid box at most this share of its region's height is a part of the table
+
+
 def parts_into_regions(boxes: list[TableBox], regions: list[Region]) -> tuple[list[TableBox], int]:
     """Boxes that are parts of tables (ruled grids found on a page the detector found nothing
     on: on a photocopy, a header band's rules are often the only solid ones, the rows being
     dotted) joined with the aligned regions they lie in: a box lying mostly inside a region
-    (`INSIDE`) grows to the whole region, and boxes that grew over one another become one.
+    (`INSIDE`) and at most half its height grows to the whole region, unless it would then reach
+    over another box outside the region (on a noisy scan the grids had found two whole tables, and
+    the region of the lower one ran up into the upper one's last row), and boxes that grew over
+    one another become one.
     Regions holding no box are left to `reconcile_regions`. Returns the boxes and how many
     grew."""
     out = list(boxes)
     grown = 0
     for region in regions:
+        inside = [area(b.bbox) > 0 and intersection_area(b.bbox, region.box) >= INSIDE * area(b.bbox) for b in out]
         for i, b in enumerate(out):
-            size = area(b.bbox)
-            if b.rotated or size <= 0 or intersection_area(b.bbox, region.box) < INSIDE * size:
-                continue
+            if b.rotated or not inside[i] or b.bbox[3] - b.bbox[1] > PART_HEIGHT * (region.box[3] - region.box[1]):
+                continue  # a box as high as the region is a whole table: the region ran on past it
             joined = union_box([b.bbox, region.box])
+            if any(j != i and not inside[j] and intersection_area(joined, o.bbox) > 0 for j, o in enumerate(out)):
+                continue  # grown, it would reach over another table
             if joined != b.bbox:
                 out[i] = replace(b, bbox=joined)
                 grown += 1
