@@ -791,8 +791,9 @@ class NormaliseSettings(Group):
     grids_into_aligned: bool = Field(
         True,
         description="on a normalised page the detector found nothing on, a box the ruled grids gave that lies "
-        "inside a region of aligned text grows to the whole region (on a photocopy a header band's rules are "
-        "the only solid ones and the rows are dotted: eu-018 p1); no region is added (docs/scans.md)",
+        "inside a region of aligned text, at most half its height, grows to the whole region unless it would "
+        "reach over another box (on a photocopy a header band's rules are the only solid ones and the rows are "
+        "dotted: eu-018 p1); no region is added (docs/scans.md)",
     )
     aligned_tables_all_pages: bool = Field(
         False,
