@@ -150,3 +150,11 @@ def test_a_short_piece_of_a_rule_beside_its_long_pieces_is_not_a_dash() -> None:
         d.rectangle((585, 38, 591, 52), fill=0)  # a mark at its height (a speck, the frame)
 
     assert placeholder_dashes(*_table(broken)) == []
+
+
+def test_a_dash_turned_with_a_skewed_page_is_still_a_dash() -> None:
+    """Skew-5 scan of dev eu-001 p1: deskewed, a 5 px dash came back 3 px high (its ends a pixel
+    apart in height, its edges grey), under twice as wide as high, and two thirds of the table's
+    dashes were lost."""
+    image, words = _table(lambda d: d.rectangle((500, 31, 506, 34), fill=0))  # 7 x 4 px
+    assert [w.text for w in placeholder_dashes(image, words)] == ["-"]
