@@ -96,6 +96,12 @@ def test_a_header_label_cut_by_a_column_boundary_goes_whole_to_the_column_it_is_
 
 
 THRESHOLD_BODY = [["Carbon dioxide", "100 million", "-", "-"], ["Methane", "100 000", "-", "-"]]
+THRESHOLD_GT = (
+    '<table><thead><tr><th></th><th colspan="3">THRESHOLD FOR RELEASES</th></tr>'
+    "<tr><th></th><th>to air</th><th>to water</th><th>to land</th></tr></thead><tbody>"
+    + "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in THRESHOLD_BODY)
+    + "</tbody></table>"
+)
 
 
 def _threshold_words() -> list[Word]:
@@ -118,13 +124,7 @@ def test_a_group_label_read_into_its_sub_labels_row_gets_its_own_row_and_spans_t
     assert any("group label" in r for r in grid.repairs)
     labels = column_labels(grid, grid.header_rows)
     assert labels[1:] == [f"THRESHOLD FOR RELEASES / to {w}" for w in ("air", "water", "land")]
-    gt = (
-        '<table><thead><tr><th></th><th colspan="3">THRESHOLD FOR RELEASES</th></tr>'
-        "<tr><th></th><th>to air</th><th>to water</th><th>to land</th></tr></thead><tbody>"
-        + "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in THRESHOLD_BODY)
-        + "</tbody></table>"
-    )
-    got = bind(grid_to_html(grid), gt)
+    got = bind(grid_to_html(grid), THRESHOLD_GT)
     assert got["bound"] == got["values"] == 6
 
 
@@ -291,13 +291,7 @@ def test_a_margin_row_and_column_read_round_the_table_go_and_a_speck_tall_label_
             words += _centred(text, centre, r * CH + 9)
     grid = token_grid(_tokens([[(0, 640, 5)], split, cols, cols, cols]), words, (640, 5 * CH))
     assert (grid.n_rows, grid.n_cols) == (4, 4)
-    gt = (
-        '<table><thead><tr><th></th><th colspan="3">THRESHOLD FOR RELEASES</th></tr>'
-        "<tr><th></th><th>to air</th><th>to water</th><th>to land</th></tr></thead><tbody>"
-        + "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in THRESHOLD_BODY)
-        + "</tbody></table>"
-    )
-    got = bind(grid_to_html(grid), gt)
+    got = bind(grid_to_html(grid), THRESHOLD_GT)
     assert got["bound"] == got["values"] == 6
 
 
