@@ -62,8 +62,7 @@ def test_two_rows_labels_read_as_one_cell_are_cut_at_their_lines() -> None:
     its own line in its own row, beside its own figures, so each row gets its own label."""
     grid = token_grid(_model({1: 2, 3: 2}, 4), _words(BODY), (500, 5 * ROW))
     assert _texts(grid)[1:] == BODY
-    # cut at their lines, or (two spans in the stub) set where each label's text starts
-    assert any("row label(s) spanning rows" in r for r in grid.repairs)
+    assert "2 row label(s) spanning rows cut into one per row at their text lines" in grid.repairs
 
 
 def test_a_label_over_two_rows_of_one_line_or_a_wrapped_label_stays_spanning() -> None:

@@ -120,16 +120,20 @@ def _lines_under(group: list[Word], head_words: list[Word], bands: list[Band]) -
 
 
 def _goes_on(side: list[Word], cols: list[Band], under: list[Word]) -> bool:
-    mid = (min(w.bbox[0] for w in side) + max(w.bbox[2] for w in side)) / 2
-    col = next((c for c in cols if c.lo <= mid < c.hi), None)
+    """Some word of `under` is centred in the column `side` is centred in."""
+    _, col = _middle_and_column(side, cols)
     return col is not None and any(col.lo <= (w.bbox[0] + w.bbox[2]) / 2 < col.hi for w in under)
 
 
 def _centred_on_column(words: list[Word], cols: list[Band]) -> bool:
-    x0, x1 = min(w.bbox[0] for w in words), max(w.bbox[2] for w in words)
-    mid = (x0 + x1) / 2
-    col = next((c for c in cols if c.lo <= mid < c.hi), None)
+    mid, col = _middle_and_column(words, cols)
     return col is not None and abs(mid - col.mid) <= CENTRED * col.size
+
+
+def _middle_and_column(words: list[Word], cols: list[Band]) -> tuple[float, Band | None]:
+    """The middle (x) of the words' extent and the column holding it, if any."""
+    mid = (min(w.bbox[0] for w in words) + max(w.bbox[2] for w in words)) / 2
+    return mid, next((c for c in cols if c.lo <= mid < c.hi), None)
 
 
 def is_rule_debris(w: Word, median_height: float) -> bool:

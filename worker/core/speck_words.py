@@ -24,7 +24,9 @@ SPECK_CONFIDENCE = 0.6  # read this unsurely ...
 SPECK_HEIGHT = 0.65  # ... and lower than this share of the crop's median word height
 MIN_WORDS = 3  # words of two characters or more needed to know the text's height
 DASHES = frozenset("-–—−")
-RULE_GLYPHS = frozenset("1|!")  # what the OCR makes of a piece of a vertical rule ...
+# what the OCR makes of a piece of a vertical rule in the body; header_words.RULE_GLYPHS takes
+# "l" and "I" too, for debris far taller than the text, but a thin lone letter may be a cell's ...
+RULE_PIECE_GLYPHS = frozenset("1|!")
 RULE_WIDTH = 1.5  # ... whose box is this many pixels wide at most (a figure one's is 2-3 at least)
 
 
@@ -51,4 +53,4 @@ def _speck(w: Word, low: float) -> bool:
 
 
 def _rule_piece(w: Word) -> bool:
-    return w.text.strip() in RULE_GLYPHS and w.bbox[2] - w.bbox[0] <= RULE_WIDTH
+    return w.text.strip() in RULE_PIECE_GLYPHS and w.bbox[2] - w.bbox[0] <= RULE_WIDTH

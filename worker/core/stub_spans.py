@@ -131,30 +131,26 @@ def realign_stub_spans(
     one line high may sit at the top or in the middle of its rows (years centred over three rows,
     eu-012 p4), which says nothing of where its rows start. The stub is left as it is when a body
     cell spans it and the columns beside it."""
-    if len(cols) < 2 or not words:
+    first_body = next((r for r in range(len(rows)) if r not in header), None)
+    if len(cols) < 2 or not words or first_body is None:
         return rects
-    body = [r for r in range(len(rows)) if r not in header]
-    if not body:
-        return rects
-    first_body = body[0]
     inside = [
         w
         for w in words
         if w.text.strip() and (w.bbox[0] + w.bbox[2]) / 2 < cols[0].hi and rows[first_body].lo <= _cy(w) < rows[-1].hi
     ]
-    firsts = [line for line in text_lines(inside) if not line.text[:1].islower()]
+    lines = text_lines(inside)
+    firsts = [line for line in lines if not line.text[:1].islower()]
     starts = sorted({r for line in firsts if (r := _row_of(rows, (line.top + line.bottom) / 2)) is not None})
     if len(starts) < 2 or any(_straddles(line, rows) for line in firsts):
         return rects  # a label set across two rows (centred on their boundary) tells no first row
     stub = [r for r in rects if r.c0 == 0 and r.r1 >= starts[0]]
     if any(r.c1 > 0 for r in stub) or sum(r.r1 > r.r0 for r in stub) < 2:
         return rects
-    if not _labels_cut(text_lines(inside), stub, rows):
+    if not _labels_cut(lines, stub, rows):
         return rects  # every label whole in one of the model's cells: where it sits in it is style
     ends = [s - 1 for s in starts[1:]] + [len(rows) - 1]
     rebuilt = [SpanRect(s, e, 0, 0) for s, e in zip(starts, ends)]
-    if all(r in rects for r in rebuilt):
-        return rects
     out = [r for r in rects if not (r.c0 == 0 and r.r1 >= starts[0])]
     out += [SpanRect(r.r0, starts[0] - 1, 0, 0, r.score, r.projected) for r in stub if r.r0 < starts[0] <= r.r1]
     repairs.append(f"{len(rebuilt)} row label(s) spanning rows set where their text starts")

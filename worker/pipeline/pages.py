@@ -283,7 +283,7 @@ def aligned_tables(
     boxes: dict[int, list[TableBox]],
     results: dict[int, PageResult],
     views: dict[int, Image.Image],
-    undetected: set[int] | None = None,
+    undetected: set[int],
 ) -> None:
     """Third finder on normalised pages, after the ruled grids: regions of aligned text
     (`worker.core.aligned_text`) no box covers are added, on pages where nothing was found
@@ -306,7 +306,7 @@ def aligned_tables(
             regions, x_height = find_aligned(views[p])
             if regions:
                 boxes[p], _, _ = reconcile_regions(boxes[p], regions, run.engine.detection_threshold(s), x_height)
-        elif s.normalise.grids_into_aligned and boxes[p] and p in (undetected or set()):
+        elif s.normalise.grids_into_aligned and boxes[p] and p in undetected:
             regions, _ = find_aligned(views[p])
             boxes[p], _ = parts_into_regions(boxes[p], regions)
         elif s.normalise.aligned_under_thin_boxes and boxes[p] and all(_low(b.bbox, views[p].height) for b in boxes[p]):
