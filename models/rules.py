@@ -11,12 +11,15 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
+from models.box_filters import box_mean
 from models.max_filter import max_filter
 from worker.core.types import RulingLines
 
 RULE_MIN_PX = 40  # 0.2 in at 200 dpi: longer than any glyph stroke of body text
 RULE_MAX_THICKNESS_PX = 8
 DARK = 160
+FILL_RADIUS, FILL_SHARE = 3, 0.85  # ink covering this share of the 7 px square round it is a fill
+STRETCH_GAP = 2  # px: pieces of a drawn rule this close are one stretch
 
 
 def rule_masks(
@@ -47,8 +50,23 @@ def find_ruling_lines(
     least `min_len` of its pixels lie on one image row (column).
     """
     grey = np.asarray(image.convert("L"))
-    h_mask, v_mask = rule_masks(grey, min_len, max_thickness)
-    return RulingLines(_centres(h_mask.sum(axis=1), min_len), _centres(v_mask.sum(axis=0), min_len))
+    dark = grey < DARK
+    long_h, long_v = runs(dark, min_len), runs(dark.T, min_len).T
+    thick_v, thick_h = runs(dark.T, max_thickness + 1).T, runs(dark, max_thickness + 1)
+    h_mask, v_mask = long_h & ~thick_v, long_v & ~thick_h
+    h_bands, v_bands = _bands(h_mask.sum(axis=1), min_len), _bands(v_mask.sum(axis=0), min_len)
+    # where a rule is drawn: runs of ink on its rows (and a pixel beside them, for a rule that
+    # wavers) half `min_len` long, so a rule a photocopy broke into pieces shorter than `min_len`
+    # is still drawn there, while a letter's stem standing on the line is too short and a shaded
+    # fill (ink all round, where a rule or a letter leaves paper beside it) does not count
+    ink = dark & (box_mean(dark, FILL_RADIUS) < FILL_SHARE)
+    piece = max(2, min_len // 2)
+    return RulingLines(
+        tuple(round((a + b - 1) / 2, 1) for a, b in h_bands),
+        tuple(round((a + b - 1) / 2, 1) for a, b in v_bands),
+        tuple(_stretches(np.any(ink[max(0, a - 1) : b + 1], axis=0), piece) for a, b in h_bands),
+        tuple(_stretches(np.any(ink[:, max(0, a - 1) : b + 1], axis=1), piece) for a, b in v_bands),
+    )
 
 
 def rule_length(dpi: int) -> int:
@@ -64,10 +82,28 @@ def crop_rules(crop: Image.Image, dpi: int) -> RulingLines:
     return find_ruling_lines(crop, rule_length(dpi))
 
 
-def _centres(counts: np.ndarray, min_len: int) -> tuple[float, ...]:
-    on = counts >= min_len
+def _bands(counts: np.ndarray, min_len: int) -> list[tuple[int, int]]:
+    """(first, past-last) of each run of image rows (columns) holding a rule."""
+    return _runs_of(counts >= min_len)
+
+
+def _runs_of(on: np.ndarray) -> list[tuple[int, int]]:
     edges = np.flatnonzero(np.diff(np.concatenate([[0], on.astype(np.int8), [0]])))
-    return tuple(round(float(a + b - 1) / 2, 1) for a, b in zip(edges[::2], edges[1::2]))
+    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2])]
+
+
+def _stretches(on: np.ndarray, piece: int) -> tuple[tuple[float, float], ...]:
+    """Where along its length a rule is drawn: (from, to) of each run of its pixels at least
+    `piece` long, runs at most STRETCH_GAP apart joined (a drop-out in the ink is no gap)."""
+    out: list[tuple[float, float]] = []
+    for a, b in _runs_of(on):
+        if b - a < piece:
+            continue
+        if out and a - out[-1][1] <= STRETCH_GAP:
+            out[-1] = (out[-1][0], float(b))
+        else:
+            out.append((float(a), float(b)))
+    return tuple(out)
 
 
 def runs(mask: np.ndarray, length: int) -> np.ndarray:

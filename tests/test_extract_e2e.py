@@ -84,7 +84,10 @@ def test_scanned_pdf_every_file_of_the_contract(tiny_models, scanned_pdf, tmp_pa
     for entry in manifest["tables"]:
         folder = tmp_path / "out" / manifest["doc_id"] / "tables"
         record = json.loads((folder / f"{entry['table_id']}.json").read_text())
-        assert set(record["structure"]["lines"]) == {"h", "v"}
+        lines = record["structure"]["lines"]  # positions, and where each rule found is drawn
+        assert {"h", "v"} <= set(lines) <= {"h", "v", "h_runs", "v_runs"}
+        for key in ("h", "v"):
+            assert len(lines.get(f"{key}_runs", [])) == len(lines[key])
         item = parse_payload(record["structure"])
         grid = reconstruct(
             item.objects,

@@ -125,10 +125,15 @@ class StructureObjectRecord(Contract):
 
 
 class LinesRecord(Contract):
-    """Ruling lines found on the crop: y of horizontal and x of vertical lines, crop pixels."""
+    """Ruling lines found on the crop: y of horizontal and x of vertical lines, crop pixels;
+    `h_runs`/`v_runs`, per line in the same order, the stretches `[from, to]` it is drawn along."""
+
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"h_runs", "v_runs"})
 
     h: list[Number]
     v: list[Number]
+    h_runs: list[list[list[Number]]] | None = None
+    v_runs: list[list[list[Number]]] | None = None
 
 
 class TokenRecord(Contract):

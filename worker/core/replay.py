@@ -117,7 +117,24 @@ def _lines(value: Any) -> RulingLines | None:
         if len(raw) > MAX_LINES:
             raise ReplayError(f"too many lines in 'lines.{key}': {len(raw)} (limit {MAX_LINES})")
         out[key] = tuple(float(v) for v in raw)
-    return RulingLines(out["h"], out["v"])
+    return RulingLines(out["h"], out["v"], _runs(value, "h_runs", len(out["h"])), _runs(value, "v_runs", len(out["v"])))
+
+
+def _runs(value: dict[str, Any], key: str, rules: int) -> tuple[tuple[tuple[float, float], ...], ...]:
+    """Optional `lines.h_runs` / `lines.v_runs`: per rule, its drawn stretches `[[from, to], ...]`."""
+    raw = value.get(key)
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or len(raw) != rules:
+        raise ReplayError(f"'lines.{key}' must be a list with one entry per rule ({rules})")
+    out = []
+    for rule in raw:
+        if not isinstance(rule, list) or not all(
+            isinstance(r, list) and len(r) == 2 and all(_number(v) for v in r) for r in rule
+        ):
+            raise ReplayError(f"'lines.{key}' entries must be lists of [from, to] pairs")
+        out.append(tuple((float(a), float(b)) for a, b in rule))
+    return tuple(out)
 
 
 def parse_payload(obj: Any) -> ReplayInput:
@@ -269,6 +286,9 @@ def payload(
         out["image"] = image
     if lines is not None:
         out["lines"] = {"h": [round(v, 2) for v in lines.h], "v": [round(v, 2) for v in lines.v]}
+        for key, runs in (("h_runs", lines.h_runs), ("v_runs", lines.v_runs)):
+            if runs:
+                out["lines"][key] = [[[round(a, 2), round(b, 2)] for a, b in rule] for rule in runs]
     if corrections:
         out["corrections"] = [
             {"row": c["row"], "col": c["col"], "from": c["from"], "to": c["to"], "rule": c["rule"]} for c in corrections

@@ -38,10 +38,16 @@ class StructureObject:
 @dataclass(frozen=True, slots=True)
 class RulingLines:
     """Positions of the ruling lines drawn on a table crop, in crop pixels: `h` the y of each
-    horizontal rule, `v` the x of each vertical one. Found by an image step outside the core."""
+    horizontal rule, `v` the x of each vertical one. Found by an image step outside the core.
+
+    `h_runs` and `v_runs`, when known, give each rule's drawn stretches (x from-to for a
+    horizontal rule, y for a vertical one), in the order of `h` and `v`: where a rule stops,
+    a cell spans across it (`worker.core.lattice`)."""
 
     h: tuple[float, ...] = ()
     v: tuple[float, ...] = ()
+    h_runs: tuple[tuple[tuple[float, float], ...], ...] = ()
+    v_runs: tuple[tuple[tuple[float, float], ...], ...] = ()
 
 
 @dataclass(slots=True)
