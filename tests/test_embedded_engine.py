@@ -71,9 +71,10 @@ def test_sample_tables_found_with_their_cells_in_the_right_row_and_column(sample
                     )
     assert total == 71  # every cell of the three sample tables
     assert hits / total >= 0.9, (hits, total)
-    # the model misses the two-column "Closed for repairs" cell of the staffing table; every other span holds
+    # the model misses the two-column "Closed for repairs" cell of the staffing table; the table's
+    # rules draw it, and the lattice reads it (worker.core.lattice): every span holds
     print(f"cells right {hits}/{total}, spans right {spans_ok}/{spans}")
-    assert spans == 11 and spans_ok >= 10, (spans_ok, spans)
+    assert spans == 11 and spans_ok == 11, (spans_ok, spans)
 
 
 def test_manifest_names_each_model_with_version_and_hash(sample_run) -> None:

@@ -215,7 +215,11 @@ class RefineSettings(Group):
 
         return RefineRules(lines=self.lines, gaps=self.gaps, split=self.split, slivers=self.slivers, spans=self.spans)
 
-    lines: bool = Field(True, description="find ruling lines on each crop and move row/column boundaries onto them")
+    lines: bool = Field(
+        True,
+        description="find ruling lines on each crop and move row/column boundaries onto them; where they draw a "
+        "full lattice the model's grid contradicts, the grid is read from the rules (worker.core.lattice)",
+    )
 
     gaps: bool = Field(True, description="move a row/column boundary that cuts words into the gap beside it")
 

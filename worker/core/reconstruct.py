@@ -20,6 +20,7 @@ from worker.core.geometry import clip, union_box
 from worker.core.header_spans import header_rows_by_words, split_header_spans
 from worker.core.header_words import centre_header_labels
 from worker.core.headers import value_rows_under_header
+from worker.core.lattice import contradicts, find_lattice, off_rules
 from worker.core.refine import RefineRules, marks_for, refine_axis
 from worker.core.sanitise import sanitise
 from worker.core.spans import SpanRect, place_spans
@@ -271,7 +272,51 @@ def reconstruct(
             repairs.append(f"{len(more)} spanning cell(s) made where text lies across a column boundary")
     tables = by_label.get(TABLE, [])
     table_score = max((t.score for t in tables), default=1.0)
+    drawn = grid_from_lattice(lines, placed, rows, cols, header, words, table_score, repairs)
+    if drawn is not None:
+        return drawn
     return grid_from_bands(placed, rows, cols, header, words, box, table_score, repairs)
+
+
+def grid_from_lattice(
+    lines: RulingLines | None,
+    placed: list[SpanRect],
+    rows: list[Band],
+    cols: list[Band],
+    header: set[int],
+    words: list[Word],
+    table_score: float,
+    repairs: list[str],
+) -> TableGrid | None:
+    """The grid the table's rules draw where they draw a full lattice and the model's grid
+    (`placed` over `rows` x `cols`) contradicts it (`worker.core.lattice`); else None. Header
+    rows are the lattice's rows holding most of one of the model's, from the top; the rules read as "1" are
+    left out, and so are words outside the frame (a caption inside the crop)."""
+    spans = [(cols[r.c0].lo, rows[r.r0].lo, cols[r.c1].hi, rows[r.r1].hi) for r in placed if r.c1 > r.c0]
+    lattice = find_lattice(lines, words, spans)
+    if lattice is None or not contradicts(lattice, rows, cols, placed, words):
+        return None
+    marked = [rows[r] for r in header]
+    head = {
+        i
+        for i, band in enumerate(lattice.rows)
+        if any(min(m.hi, band.hi) - max(m.lo, band.lo) >= m.size / 2 for m in marked)
+    }
+    top = 0
+    while top in head:
+        top += 1
+    repairs.append("grid read from the table's drawn rules: the model's cells crossed or parted them")
+    return grid_from_bands(
+        list(lattice.rects),
+        lattice.rows,
+        lattice.cols,
+        set(range(top)),
+        off_rules(lattice, words),
+        lattice.frame,
+        table_score,
+        repairs,
+        margin_rows=0.0,
+    )
 
 
 def grid_from_bands(

@@ -30,7 +30,7 @@ from worker.core.header_rows_split import split_group_label_rows
 from worker.core.header_words import join_header_labels
 from worker.core.header_wraps import join_wrapped_header_rows
 from worker.core.headers import is_figure
-from worker.core.reconstruct import grid_from_bands
+from worker.core.reconstruct import grid_from_bands, grid_from_lattice
 from worker.core.ruled_columns import merge_columns_between_rules
 from worker.core.ruled_rows import rows_onto_rules
 from worker.core.spans import SpanRect
@@ -512,6 +512,11 @@ def token_grid(
     header = {r for c in cells if c.header for r in range(c.row, c.row + c.rowspan)}
     # a header row needs every cell in it marked: a body cell spanning up into it unmarks it
     header -= {r for c in cells if not c.header for r in range(c.row, c.row + c.rowspan)}
+    scores = [t.score for t in tokens]
+    table_score = sum(scores) / len(scores) if scores else 1.0
+    drawn = grid_from_lattice(lines, rects, rows, cols, header, words, table_score, repairs)
+    if drawn is not None:
+        return drawn
     rects, rows, cols, header = drop_empty_edges(rects, rows, cols, header, words, repairs)
     if lines is not None and lines.v:
         rects, cols = merge_columns_between_rules(rects, rows, cols, lines.v, header, words, repairs)
@@ -531,6 +536,4 @@ def token_grid(
     )
     words = join_header_labels(words, rows, head, cols)
     rects = _undo_spans_over_separate_texts(rects, rows, cols, words, repairs)
-    scores = [t.score for t in tokens]
-    table_score = sum(scores) / len(scores) if scores else 1.0
     return grid_from_bands(rects, rows, cols, header, words, box, table_score, repairs, margin_rows=OUTSIDE_MARGIN_ROWS)
