@@ -59,14 +59,24 @@ def find_ruling_lines(
     # wavers) half `min_len` long, so a rule a photocopy broke into pieces shorter than `min_len`
     # is still drawn there, while a letter's stem standing on the line is too short and a shaded
     # fill (ink all round, where a rule or a letter leaves paper beside it) does not count
-    ink = dark & (box_mean(dark, FILL_RADIUS) < FILL_SHARE)
     piece = max(2, min_len // 2)
     return RulingLines(
         tuple(round((a + b - 1) / 2, 1) for a, b in h_bands),
         tuple(round((a + b - 1) / 2, 1) for a, b in v_bands),
-        tuple(_stretches(np.any(ink[max(0, a - 1) : b + 1], axis=0), piece) for a, b in h_bands),
-        tuple(_stretches(np.any(ink[:, max(0, a - 1) : b + 1], axis=1), piece) for a, b in v_bands),
+        tuple(_stretches(_ink_on(dark, a, b), piece) for a, b in h_bands),
+        tuple(_stretches(_ink_on(dark.T, a, b), piece) for a, b in v_bands),
     )
+
+
+def _ink_on(dark: np.ndarray, a: int, b: int) -> np.ndarray:
+    """Per column, whether rows `a`..`b` of `dark` (a rule's, and a row either side) hold ink
+    that is no shaded fill's. The fill test (ink all round) runs on those rows only, not the
+    whole crop: a 300-dpi crop's box mean cost a tenth of a second a table."""
+    lo, hi = max(0, a - 1), min(dark.shape[0], b + 1)
+    top, bottom = max(0, lo - FILL_RADIUS), min(dark.shape[0], hi + FILL_RADIUS)
+    strip = dark[top:bottom]
+    fill = box_mean(strip, FILL_RADIUS) >= FILL_SHARE
+    return np.any((strip & ~fill)[lo - top : hi - top], axis=0)
 
 
 def rule_length(dpi: int) -> int:
