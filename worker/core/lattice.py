@@ -1,18 +1,18 @@
-"""A table drawn as a full lattice of rules is read from its rules where the model's cells run across them.
+"""A table drawn as a full lattice of rules is read from its rules where the model's grid contradicts them.
 
 A rule drawn between two cells is the page's own statement that they are two: no cell's text
 sits on both sides of one. On a degraded scan SLANet-plus can still return row boxes that
 straddle the rules of a fully ruled table (eu-003 p1's photocopy: every row a third of a row
 low, each label's lines split between two rows, the header read as two rows), or a cell that
 runs down across the rule under a spanning title. Where the table is a closed lattice (a frame
-drawn along nearly its whole length on all four sides), every inner rule is a boundary and each
-gap in one is a cell spanning across it, so the grid follows from the drawing alone.
+drawn along nearly its whole length on all four sides, every inner rule along half of it),
+every inner rule is a boundary and each gap in one is a cell spanning across it, so the grid
+follows from the drawing alone (`find_lattice`).
 
-The lattice replaces the model's grid only when the model contradicts it: one of the model's
-cells holds words on both sides of a rule drawn across it. A model grid that agrees with the
-rules is kept as it is, so ground truth that splits a visually merged cell into empty ones
-(which the drawing cannot tell) keeps its reading, and an open or partly ruled table never
-gets here.
+The lattice replaces the model's grid only where the two disagree on the words (`contradicts`).
+A model grid that agrees with the rules is kept as it is, so ground truth that splits a visually
+merged cell into empty ones (which the drawing cannot tell) keeps its reading, and an open or
+partly ruled table never gets here.
 
 Pure Python: rule positions with their drawn stretches (`RulingLines.h_runs`/`v_runs`) and
 words, in crop pixels.
@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from statistics import median
 
 from worker.core.bands import Band
+from worker.core.geometry import overlap_1d
 from worker.core.headers import is_figure, is_value_row
 from worker.core.spans import SpanRect
-from worker.core.types import RulingLines, Word
+from worker.core.types import BBox, RulingLines, Word
 
 BRIDGE = 2.0  # a break in a drawn rule up to this many text heights is lost ink (a drop-out), not a span
 DOUBLE = 0.8  # rules closer than this many text heights are one (a double rule)
@@ -47,7 +48,6 @@ STACKED = 3  # lines of figures in one cell that are rows the rules do not part
 MIN_SLOTS = 2  # rows and columns a lattice needs at least
 
 Runs = tuple[tuple[float, float], ...]
-Box = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -66,12 +66,13 @@ class Lattice:
     rows: list[Band]
     cols: list[Band]
     rects: list[SpanRect]
-    frame: tuple[float, float, float, float]
+    frame: BBox
     h: list[Rule]
     v: list[Rule]
+    height: float
 
 
-def find_lattice(lines: RulingLines | None, words: Sequence[Word], spans: Sequence[Box] = ()) -> Lattice | None:
+def find_lattice(lines: RulingLines | None, words: Sequence[Word], spans: Sequence[BBox] = ()) -> Lattice | None:
     """The lattice the rules draw, or None where they draw none (no frame, a gap that leaves
     no rectangle, figures stacked in one cell, no stretches known). `spans`, the model's
     spanning cells' boxes, decide for a word set close against a vertical rule's line whether
@@ -112,7 +113,7 @@ def find_lattice(lines: RulingLines | None, words: Sequence[Word], spans: Sequen
     rects = _cells(rows, cols, hs, vs, words, height)
     if rects is None or _stacked_figures(rects, rows, cols, words, height):
         return None
-    return Lattice(rows, cols, rects, (left, top, right, bottom), hs, vs)
+    return Lattice(rows, cols, rects, (left, top, right, bottom), hs, vs, height)
 
 
 def _anchored(rules: list[Rule], crossing: list[Rule], tol: float, length: float) -> list[Rule]:
@@ -138,8 +139,7 @@ def _doubles(rules: list[Rule], mids: list[float], gap: float) -> list[Rule]:
     out: list[Rule] = []
     for rule in rules:
         if out and rule.at - out[-1].at < gap and not any(out[-1].at < m < rule.at for m in mids):
-            prev = out.pop()
-            out.append(Rule((prev.at + rule.at) / 2, _bridged((*prev.runs, *rule.runs), 0.0)))
+            out.append(_one(out.pop(), rule))
         else:
             out.append(rule)
     return out
@@ -197,16 +197,17 @@ def _open_sides(words: Sequence[Word], hs: list[Rule], vs: list[Rule], height: f
     return False
 
 
-def _between_words(rule: Rule, words: Sequence[Word], height: float, spans: Sequence[Box]) -> Rule:
+def _between_words(rule: Rule, words: Sequence[Word], height: float, spans: Sequence[BBox]) -> Rule:
     """A vertical `rule` without the stretches that pass between the middles of two words of
     one line a word space apart at most ("of | franchisors", "ofen d|o"), where one of the
     model's spanning cells (`spans`) holds them across it: there it is a letter's stroke. Two
     cells' texts a photocopy's spread set as close ("1980** | By") stay apart where the model
     read them apart."""
-    out = list(rule.runs)
     held = [b for b in spans if b[0] < rule.at < b[2]]
     if not held:
         return rule
+    out = list(rule.runs)
+    words = [w for w in words if any(b[1] <= _mid(w, 1) <= b[3] for b in held)]
     for a in words:
         if _mid(a, 0) >= rule.at:
             continue
@@ -219,7 +220,7 @@ def _between_words(rule: Rule, words: Sequence[Word], height: float, spans: Sequ
             lo, hi = min(a.bbox[1], b.bbox[1]), max(a.bbox[3], b.bbox[3])
             if not any(box[1] <= (lo + hi) / 2 <= box[3] for box in held):
                 continue
-            out = [part for c, d in out for part in ((c, min(d, lo)), (max(c, hi), d)) if part[1] > part[0]]
+            out = _cut(out, lo, hi)
     return Rule(rule.at, tuple(out))
 
 
@@ -289,7 +290,7 @@ def _undrawn_gutters(lattice: Lattice, cols: Sequence[Band], words: Sequence[Wor
     lattice: in two of its rows or more, and in more rows than not, the texts on its two sides
     stand a text height apart or more. Columns the rules do not part there (inner rules lighter
     than the frame, not found) are columns all the same, and the lattice is not the table."""
-    for col, at, height in _model_boundaries_inside(lattice.cols, cols, words):
+    for col, at in _model_boundaries_inside(lattice, lattice.cols, cols):
         gutters = runs = 0
         for row in lattice.rows:
             inside = _inside(words, (col.lo, row.lo, col.hi, row.hi))
@@ -297,7 +298,7 @@ def _undrawn_gutters(lattice: Lattice, cols: Sequence[Band], words: Sequence[Wor
             right = [w.bbox[0] for w in inside if _mid(w, 0) > at]
             if not left or not right:
                 continue
-            if min(right) - max(left) >= height:
+            if min(right) - max(left) >= lattice.height:
                 gutters += 1
             else:
                 runs += 1
@@ -307,17 +308,14 @@ def _undrawn_gutters(lattice: Lattice, cols: Sequence[Band], words: Sequence[Wor
 
 
 def _model_boundaries_inside(
-    bands: Sequence[Band], model: Sequence[Band], words: Sequence[Word]
-) -> Iterator[tuple[Band, float, float]]:
-    """(lattice band, position, text height) for each of the model's boundaries lying more than
-    a text height inside one of the lattice's `bands` (rows or columns alike)."""
-    if not words:
-        return
-    height = median(w.bbox[3] - w.bbox[1] for w in words)
+    lattice: Lattice, bands: Sequence[Band], model: Sequence[Band]
+) -> Iterator[tuple[Band, float]]:
+    """(lattice band, position) for each of the model's boundaries lying more than a text
+    height inside one of the lattice's `bands` (its rows or its columns)."""
     for band in bands:
         for b in model[1:]:
-            if band.lo + height < b.lo < band.hi - height:
-                yield band, b.lo, height
+            if band.lo + lattice.height < b.lo < band.hi - lattice.height:
+                yield band, b.lo
 
 
 def _undrawn_value_row(lattice: Lattice, rows: Sequence[Band], words: Sequence[Word]) -> bool:
@@ -325,7 +323,7 @@ def _undrawn_value_row(lattice: Lattice, rows: Sequence[Band], words: Sequence[W
     above it and a row of values below it (`headers.is_value_row`, two values at least): a
     header's labels over the first row of values, parted on the page by a fill's edge or a rule
     too light to be found, not a cell's wrapped lines (years and units are labels)."""
-    for row, at, _ in _model_boundaries_inside(lattice.rows, rows, words):
+    for row, at in _model_boundaries_inside(lattice, lattice.rows, rows):
         inside = _inside(words, (lattice.frame[0], row.lo, lattice.frame[2], row.hi))
         if not any(_mid(w, 1) < at for w in inside):
             continue
@@ -363,19 +361,23 @@ def _column_parted(
 
 def off_rules(lattice: Lattice, words: Sequence[Word]) -> list[Word]:
     """`words` without the vertical rules the OCR read as text: a word no wider than STROKE of
-    its height, standing on a rule drawn along it ("1" at every rule of a row)."""
-    out = []
-    for w in words:
-        x0, y0, x1, y1 = w.bbox
-        on = any(
-            x0 - 1 <= v.at <= x1 + 1 and _cover(v.runs, y0, y1) >= DRAWN for v in lattice.v
-        ) and x1 - x0 <= STROKE * (y1 - y0)
-        if not on:
-            out.append(w)
-    return out
+    its height, standing on a rule drawn along it ("1" at every rule of a row, "i" where the
+    photocopy broke it). The rule's position is the evidence here, so any glyph counts, where
+    `header_words.is_rule_debris`, knowing no rules, takes "1", "|" and the like only."""
+    return [
+        w
+        for w in words
+        if not (
+            w.bbox[2] - w.bbox[0] <= STROKE * (w.bbox[3] - w.bbox[1])
+            and any(
+                w.bbox[0] - 1 <= v.at <= w.bbox[2] + 1 and _cover(v.runs, w.bbox[1], w.bbox[3]) >= DRAWN
+                for v in lattice.v
+            )
+        )
+    ]
 
 
-def _inside(words: Sequence[Word], box: tuple[float, float, float, float]) -> list[Word]:
+def _inside(words: Sequence[Word], box: BBox) -> list[Word]:
     return [w for w in words if box[0] <= _mid(w, 0) < box[2] and box[1] <= _mid(w, 1) < box[3]]
 
 
@@ -384,7 +386,7 @@ def _through(
     rows: Sequence[Band],
     cols: Sequence[Band],
     at: float,
-    box: tuple[float, float, float, float],
+    box: BBox,
     axis: int,
 ) -> bool:
     """Whether the model's boundary at `at` (a row boundary for axis 1, a column one for 0)
@@ -395,7 +397,7 @@ def _through(
         a, b = (rows[r.r0].lo, rows[r.r1].hi) if axis == 1 else (cols[r.c0].lo, cols[r.c1].hi)
         if a < at < b:
             c, d = (cols[r.c0].lo, cols[r.c1].hi) if axis == 1 else (rows[r.r0].lo, rows[r.r1].hi)
-            covered += max(0.0, min(d, hi) - max(c, lo))
+            covered += overlap_1d(c, d, lo, hi)
     return covered < (1 - DRAWN) * (hi - lo)
 
 
@@ -413,11 +415,15 @@ def _joined(at: Sequence[float], runs: Sequence[Runs], height: float) -> list[Ru
     out: list[Rule] = []
     for pos, rule in sorted(zip(at, runs)):
         if out and pos - out[-1].at <= DOUBLE * height:
-            prev = out.pop()
-            out.append(Rule((prev.at + pos) / 2, _bridged((*prev.runs, *rule), 0.0)))
+            out.append(_one(out.pop(), Rule(pos, tuple(rule))))
         else:
             out.append(Rule(pos, tuple(rule)))
     return [Rule(r.at, _bridged(r.runs, BRIDGE * height)) for r in out]
+
+
+def _one(a: Rule, b: Rule) -> Rule:
+    """Two rules of a double rule as one, halfway between them, drawn where either is."""
+    return Rule((a.at + b.at) / 2, _bridged((*a.runs, *b.runs), 0.0))
 
 
 def _bridged(runs: Runs, gap: float) -> Runs:
@@ -434,7 +440,7 @@ def _cover(runs: Runs, lo: float, hi: float) -> float:
     """The share of `lo`..`hi` the stretches draw."""
     if hi <= lo:
         return 0.0
-    return sum(max(0.0, min(b, hi) - max(a, lo)) for a, b in runs) / (hi - lo)
+    return sum(overlap_1d(a, b, lo, hi) for a, b in runs) / (hi - lo)
 
 
 def _cells(
@@ -477,7 +483,7 @@ def _cells(
     return sorted(rects, key=lambda s: (s.r0, s.c0))
 
 
-def _off_words(rule: Rule, words: Sequence[Word], axis: int, spans: Sequence[Box] = ()) -> Rule:
+def _off_words(rule: Rule, words: Sequence[Word], axis: int, spans: Sequence[BBox] = ()) -> Rule:
     """`rule` without the stretches the words lying across it cover: a rule's pixels are found
     as any ink on its line, so letters over the line of a rule that stops short of them (a title
     spanning two columns) would read as the rule drawn on. A word lies across a horizontal rule
@@ -494,8 +500,13 @@ def _off_words(rule: Rule, words: Sequence[Word], axis: int, spans: Sequence[Box
             if not any(b[0] < rule.at < b[2] and b[1] <= _mid(w, 1) <= b[3] for b in spans):
                 continue
         lo, hi = w.bbox[1 - axis], w.bbox[3 - axis]
-        out = [part for a, b in out for part in ((a, min(b, lo)), (max(a, hi), b)) if part[1] > part[0]]
+        out = _cut(out, lo, hi)
     return Rule(rule.at, tuple(out))
+
+
+def _cut(runs: Sequence[tuple[float, float]], lo: float, hi: float) -> list[tuple[float, float]]:
+    """`runs` with `lo`..`hi` taken out of them."""
+    return [part for a, b in runs for part in ((a, min(b, lo)), (max(a, hi), b)) if part[1] > part[0]]
 
 
 def _apart(before: Sequence[Word], after: Sequence[Word], axis: int, height: float) -> bool:
@@ -507,5 +518,5 @@ def _apart(before: Sequence[Word], after: Sequence[Word], axis: int, height: flo
 
 
 def _all_cells(n_rows: int, n_cols: int, rects: Sequence[SpanRect]) -> list[SpanRect]:
-    taken = {(r, c) for s in rects for r in range(s.r0, s.r1 + 1) for c in range(s.c0, s.c1 + 1)}
+    taken = {slot for s in rects for slot in s.slots()}
     return [*rects, *(SpanRect(r, r, c, c) for r in range(n_rows) for c in range(n_cols) if (r, c) not in taken)]

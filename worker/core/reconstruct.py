@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from worker.core import span_words
 from worker.core.bands import Band, best_band, covered, interval, snap, suppress_duplicates
 from worker.core.cell_text import assign_words, reading_order_text
-from worker.core.geometry import clip, union_box
+from worker.core.geometry import clip, overlap_1d, union_box
 from worker.core.header_spans import header_rows_by_words, split_header_spans
 from worker.core.header_words import centre_header_labels
 from worker.core.headers import value_rows_under_header
@@ -300,7 +300,7 @@ def grid_from_lattice(
     head = {
         i
         for i, band in enumerate(lattice.rows)
-        if any(min(m.hi, band.hi) - max(m.lo, band.lo) >= m.size / 2 for m in marked)
+        if any(overlap_1d(m.lo, m.hi, band.lo, band.hi) >= m.size / 2 for m in marked)
     }
     top = 0
     while top in head:
