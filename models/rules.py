@@ -2,7 +2,8 @@
 reconstruction (which puts row and column boundaries on them) use.
 
 A rule is a dark run at least `min_len` pixels long and at most `max_thickness` thick (so
-glyph strokes, filled boxes and white-on-black headers are not rules). Plain data out:
+glyph strokes, filled boxes and white-on-black headers are not rules); a vertical one may also
+be a thin line a photocopy broke into shorter pieces (`bridged_runs`). Plain data out:
 `RulingLines` with the y of each horizontal and the x of each vertical rule.
 """
 
@@ -19,7 +20,8 @@ RULE_MIN_PX = 40  # 0.2 in at 200 dpi: longer than any glyph stroke of body text
 RULE_MAX_THICKNESS_PX = 8
 DARK = 160
 FILL_RADIUS, FILL_SHARE = 3, 0.85  # ink covering this share of the 7 px square round it is a fill
-STRETCH_GAP = 2  # px: pieces of a drawn rule this close are one stretch
+DROPOUT_GAP = 3  # px: pieces of a drawn rule this close are one (a photocopy's drop-outs)
+LINE_INK, LINE_ALONE = 0.85, 0.8  # a bridged line: its share inked, and its ink's share with paper beside
 
 
 def rule_masks(
@@ -36,7 +38,7 @@ def rule_runs(
     """`rule_masks`, and the masks of the dark pixels in horizontal and in vertical runs of at
     least `min_len` they were found from (erasing rules needs them again: computed once)."""
     dark = grey < DARK
-    long_h, long_v = runs(dark, min_len), runs(dark.T, min_len).T
+    long_h, long_v = runs(dark, min_len), bridged_runs(dark.T, min_len, DROPOUT_GAP).T
     thick_v, thick_h = runs(dark.T, max_thickness + 1).T, runs(dark, max_thickness + 1)
     return long_h & ~thick_v, long_v & ~thick_h, long_h, long_v
 
@@ -51,9 +53,7 @@ def find_ruling_lines(
     """
     grey = np.asarray(image.convert("L"))
     dark = grey < DARK
-    long_h, long_v = runs(dark, min_len), runs(dark.T, min_len).T
-    thick_v, thick_h = runs(dark.T, max_thickness + 1).T, runs(dark, max_thickness + 1)
-    h_mask, v_mask = long_h & ~thick_v, long_v & ~thick_h
+    h_mask, v_mask, _, _ = rule_runs(grey, min_len, max_thickness)
     h_bands, v_bands = _bands(h_mask.sum(axis=1), min_len), _bands(v_mask.sum(axis=0), min_len)
     # where a rule is drawn: runs of ink on its rows (and a pixel beside them, for a rule that
     # wavers) half `min_len` long, so a rule a photocopy broke into pieces shorter than `min_len`
@@ -104,12 +104,20 @@ def _runs_of(on: np.ndarray) -> list[tuple[int, int]]:
 
 def _stretches(on: np.ndarray, piece: int) -> tuple[tuple[float, float], ...]:
     """Where along its length a rule is drawn: (from, to) of each run of its pixels at least
-    `piece` long, runs at most STRETCH_GAP apart joined (a drop-out in the ink is no gap)."""
+    `piece` long, runs at most DROPOUT_GAP apart joined (a drop-out in the ink is no gap).
+    Runs one pixel apart are one run before their length is judged: a photocopy's drop-outs
+    break a thin rule's end into pieces shorter than `piece`."""
     out: list[tuple[float, float]] = []
+    pieces: list[tuple[int, int]] = []
     for a, b in _runs_of(on):
+        if pieces and a - pieces[-1][1] <= 1:
+            pieces[-1] = (pieces[-1][0], b)
+        else:
+            pieces.append((a, b))
+    for a, b in pieces:
         if b - a < piece:
             continue
-        if out and a - out[-1][1] <= STRETCH_GAP:
+        if out and a - out[-1][1] <= DROPOUT_GAP:
             out[-1] = (out[-1][0], float(b))
         else:
             out.append((float(a), float(b)))
@@ -137,6 +145,53 @@ def runs(mask: np.ndarray, length: int) -> np.ndarray:
     fill[ends[long]] = -1
     np.cumsum(fill, out=fill)
     return fill.reshape(height, width + 1)[:, :width].view(bool)
+
+
+def bridged_runs(mask: np.ndarray, length: int, gap: int) -> np.ndarray:
+    """`runs(mask, length)`, and the pixels of `mask` in thin lines at least `length` long once
+    gaps of at most `gap` pixels in them are bridged. Vertical rules are found this way (on the
+    transposed mask): a photocopy breaks a one-pixel rule into pieces shorter than a rule, a
+    few pixels apart. A bridged line counts where it is ink along LINE_INK of its length and
+    has paper two pixels to each side along LINE_ALONE of it: letters stacked over the rules
+    between dense rows, and a dithered fill, bridge just as well but are neither (eu-020 p3's
+    photocopy). Horizontal rules are not bridged: along a text line, serifs join letters
+    across gaps this small."""
+    plain = runs(mask, length)
+    if gap <= 0:
+        return plain
+    alone = mask.copy()
+    alone[2:] &= ~mask[:-2]
+    alone[:-2] &= ~mask[2:]
+    alone[:2] = alone[-2:] = False
+    # only lines with paper beside enough of their ink can hold one (a few on most crops)
+    rows = np.flatnonzero(alone.sum(axis=1) >= LINE_ALONE * LINE_INK * length)
+    if not len(rows):
+        return plain
+    sub, beside = mask[rows], alone[rows]
+    closed = sub | (~sub & ~runs(~sub, gap + 1))  # short runs of paper bridged
+    height, width = sub.shape
+    padded = np.zeros((height, width + 1), dtype=np.int8)
+    padded[:, :width] = closed
+    steps = np.diff(padded.ravel(), prepend=np.int8(0))
+    starts, ends = np.flatnonzero(steps == 1), np.flatnonzero(steps == -1)
+    long = (ends - starts) >= length
+    starts, ends = starts[long], ends[long]
+
+    def count(values: np.ndarray) -> np.ndarray:  # True pixels of `values` in each run
+        flat = np.zeros((height, width + 1), dtype=bool)
+        flat[:, :width] = values
+        total = np.concatenate([[0], np.cumsum(flat.ravel(), dtype=np.int32)])
+        return total[ends] - total[starts]
+
+    ink = count(sub)
+    keep = (ink >= LINE_INK * (ends - starts)) & (count(beside) >= LINE_ALONE * ink)
+    fill = np.zeros(padded.size + 1, dtype=np.int8)
+    fill[starts[keep]] = 1
+    fill[ends[keep]] = -1
+    lines = np.cumsum(fill[:-1], dtype=np.int8).reshape(height, width + 1)[:, :width].view(bool)
+    out = plain.copy()
+    out[rows] |= lines & sub
+    return out
 
 
 def dilate(mask: np.ndarray, size: int) -> np.ndarray:

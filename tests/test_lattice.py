@@ -335,3 +335,53 @@ def test_rules_drawn_in_the_header_only_are_no_full_lattice():
     # a shaded header's column rules, the body's too light to be found: no lattice to read
     v_runs = (V_RUNS[0], ((30.0, 80.0),), ((30.0, 80.0),), V_RUNS[3])
     assert find_lattice(RulingLines(H, V, FULL_H, v_runs), WORDS) is None
+
+
+def test_an_empty_column_the_model_set_astride_a_rule_is_no_column():
+    # eu-007 p3's photocopy: the model's columns stand off the rules, an empty one astride the
+    # rule between the first two; a speck under the frame read as "4" makes a row of its own
+    objects = [StructureObject("table", 0.99, (0.0, 0.0, 300.0, 280.0))]
+    objects += [
+        StructureObject("table row", 0.9, (0.0, a, 300.0, b))
+        for a, b in ((0, 30), (30, 80), (80, 140), (140, 200), (200, 260), (260, 280))
+    ]
+    objects += [
+        StructureObject("table column", 0.9, (a, 0.0, b, 280.0))
+        for a, b in ((0, 80), (80, 108), (108, 200), (200, 300))
+    ]
+    objects += [
+        StructureObject("table spanning cell", 0.9, (0.0, 0.0, 300.0, 30.0)),
+        StructureObject("table column header", 0.9, (0.0, 0.0, 300.0, 80.0)),
+    ]
+    words = [*WORDS, Word("4", (150.0, 266.0, 155.0, 272.0))]
+    size = (300.0, 280.0)
+    misread = reconstruct(objects, words, size, lines=RulingLines(H, V))
+    assert (misread.n_rows, misread.n_cols) == (6, 4) and _texts(misread)[(5, 2)] == "4"
+    grid = reconstruct(objects, words, size, lines=LINES)
+    assert REPAIR in grid.repairs
+    assert (grid.n_rows, grid.n_cols) == (5, 3)
+    assert _texts(grid) == EXPECTED
+
+
+def test_an_empty_column_between_two_rules_stays_with_the_model():
+    # a column drawn on both sides that holds no text is the table's own: the model's grid
+    # agrees with the rules and is kept
+    v = (0.0, 100.0, 200.0, 240.0, 300.0)
+    v_runs = (V_RUNS[0], V_RUNS[1], V_RUNS[2], ((30.0, 260.0),), V_RUNS[3])
+    words = [
+        Word(w.text, (w.bbox[0] + 40.0, w.bbox[1], w.bbox[2] + 40.0, w.bbox[3])) if w.bbox[0] >= 200 else w
+        for w in WORDS
+    ]
+    objects = [StructureObject("table", 0.99, (0.0, 0.0, 300.0, 260.0))]
+    objects += [
+        StructureObject("table row", 0.9, (0.0, a, 300.0, b))
+        for a, b in ((0, 30), (30, 80), (80, 140), (140, 200), (200, 260))
+    ]
+    objects += [StructureObject("table column", 0.9, (a, 0.0, b, 260.0)) for a, b in zip(v, v[1:])]
+    objects += [
+        StructureObject("table spanning cell", 0.9, (0.0, 0.0, 300.0, 30.0)),
+        StructureObject("table column header", 0.9, (0.0, 0.0, 300.0, 80.0)),
+    ]
+    grid = reconstruct(objects, words, SIZE, lines=RulingLines(H, v, FULL_H, v_runs))
+    assert REPAIR not in grid.repairs
+    assert grid.n_cols == 4 and not any(c.text for c in grid.cells if c.col == 2 and c.row > 0)

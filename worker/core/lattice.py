@@ -257,7 +257,8 @@ def contradicts(
     one of the lattice's columns of text (`_column_parted`). Never where the model's columns
     stand at gutters the rules do not draw (`_undrawn_gutters`: a rule too light to be found),
     or its rows part labels from a row of values the rules do not part (`_undrawn_value_row`:
-    a header set off by its shading, not a rule)."""
+    a header set off by its shading, not a rule). So does an empty row or column of the model's
+    that the rules do not draw (`_empty_undrawn`)."""
     if _undrawn_gutters(lattice, cols, words) or _undrawn_value_row(lattice, rows, words):
         return False
     for cell in _all_cells(len(rows), len(cols), rects):
@@ -282,7 +283,28 @@ def contradicts(
             for b in cols[1:]
         ):
             return True
-    return _column_parted(lattice, rows, cols, rects, words)
+    if _column_parted(lattice, rows, cols, rects, words):
+        return True
+    return _empty_undrawn(lattice, rows, 1, words) or _empty_undrawn(lattice, cols, 0, words)
+
+
+def _empty_undrawn(lattice: Lattice, bands: Sequence[Band], axis: int, words: Sequence[Word]) -> bool:
+    """Whether one of the model's rows (axis 1) or columns (axis 0) holds no text inside the
+    frame and is not drawn: one of its two edges is further than a text height from every rule
+    across it. A column the model set off the rules (eu-007 p3's photocopy: an empty column
+    astride a rule), or a row of specks under the frame, is no slot of a table whose every
+    slot is drawn; an empty slot between two rules is (it stays with the model). Specks under
+    half a text height are no text."""
+    at = [r.at for r in (lattice.h if axis == 1 else lattice.v)]
+    x0, y0, x1, y1 = lattice.frame
+    lo, hi = (x0, x1) if axis == 1 else (y0, y1)
+    text = [w for w in words if w.bbox[3] - w.bbox[1] >= 0.5 * lattice.height and lo <= _mid(w, 1 - axis) < hi]
+    for band in bands:
+        if any(band.lo <= _mid(w, axis) < band.hi for w in text):
+            continue
+        if any(min(abs(edge - a) for a in at) > lattice.height for edge in (band.lo, band.hi)):
+            return True
+    return False
 
 
 def _undrawn_gutters(lattice: Lattice, cols: Sequence[Band], words: Sequence[Word]) -> bool:
