@@ -59,8 +59,8 @@ def find_grids(image: Image.Image, dpi: int, min_height_in: float = MIN_HEIGHT_I
     grey = np.asarray(image.convert("L"))
     dark = grey < DARK
     min_len = rule_length(dpi)
-    h_rules = _rules(_close(dark), min_len)
-    v_rules = _rules(_close(dark.T), min_len)
+    h_rules = _rules(close_gaps(dark), min_len)
+    v_rules = _rules(close_gaps(dark.T), min_len)
     return [g for g in _grids(h_rules, v_rules) if _table_like(g, dpi, min_height_in)]
 
 
@@ -78,7 +78,7 @@ def _table_like(grid: Grid, dpi: int, min_height_in: float = MIN_HEIGHT_IN) -> b
     return height / (grid.horizontal - 1) >= MIN_ROW_PITCH_IN and width / (grid.vertical - 1) >= MIN_COLUMN_PITCH_IN
 
 
-def _close(mask: np.ndarray) -> np.ndarray:
+def close_gaps(mask: np.ndarray) -> np.ndarray:
     """One-pixel gaps along rows closed (ink drop-outs in a photocopied rule)."""
     out = mask.copy()
     out[:, 1:-1] |= mask[:, :-2] & mask[:, 2:]
@@ -243,22 +243,22 @@ def cut_at_foreign_rules(
         return box
     mass = TRIM_INK_IN2 * dpi * dpi
     x0, y0, x1, y1 = box
-    crop_top, crop_bottom, cx0, cx1 = _crop_window(grey.shape, box, margins)
+    crop_top, crop_bottom, cx0, cx1 = crop_window(grey.shape, box, margins)
     top, bottom = margins
     dark = grey[crop_top:crop_bottom] < DARK
-    band = _close(dark[:, xa:xb])  # one-pixel drop-outs closed, as for the grid's own rules
+    band = close_gaps(dark[:, xa:xb])  # one-pixel drop-outs closed, as for the grid's own rules
     band = band | np.vstack([band[1:], band[-1:]])  # a rule across two rows (a slight tilt) counts
     frame = RULE_MAX_THICKNESS_PX // 2  # the grid's box runs along its frame's centres
     sides = (band[:, : max(1, int(grid[0]) - frame - xa)], band[:, int(grid[2]) + frame + 1 - xa :])
     filled = band.mean(axis=1) >= FOREIGN_RULE_FILL
     for side in sides:  # dark past the frame on both sides: a table's own rules end at its frame
         filled &= side.mean(axis=1) >= FOREIGN_RULE_FILL if side.size else False
-    above = [y for y in _rule_rows(filled) if crop_top + y[1] < grid[1] - gap]
+    above = [y for y in rule_rows(filled) if crop_top + y[1] < grid[1] - gap]
     if above:
         r0, r1 = above[-1]  # the rule nearest the grid
         if dark[:r0, cx0:cx1].sum() >= mass:
             y0 = max(y0, min(grid[1], crop_top + r1 + 1 + top))
-    below = [y for y in _rule_rows(filled) if crop_top + y[0] > grid[3] + gap]
+    below = [y for y in rule_rows(filled) if crop_top + y[0] > grid[3] + gap]
     if below:
         r0, r1 = below[0]
         if dark[r1 + 1 :, cx0:cx1].sum() >= mass:
@@ -266,7 +266,7 @@ def cut_at_foreign_rules(
     return (x0, y0, x1, y1)
 
 
-def _crop_window(
+def crop_window(
     shape: tuple[int, ...], box: tuple[float, float, float, float], margins: tuple[float, float]
 ) -> tuple[int, int, int, int]:
     """The page rows (top, bottom) and columns (left, right) of the crop of `box` that reaches
@@ -282,7 +282,7 @@ def _crop_window(
     )
 
 
-def _rule_rows(filled: np.ndarray) -> list[tuple[int, int]]:
+def rule_rows(filled: np.ndarray) -> list[tuple[int, int]]:
     """Runs [first, last] of consecutive filled rows no thicker than a rule, top to bottom."""
     out = []
     rows = np.flatnonzero(filled)
@@ -319,10 +319,10 @@ def clear_cut_lines(
     h = grey.shape[0]
     x0, y0, x1, y1 = box
     top, bottom = margins
-    crop_top, crop_bottom, cx0, cx1 = _crop_window(grey.shape, box, margins)
+    crop_top, crop_bottom, cx0, cx1 = crop_window(grey.shape, box, margins)
     paper = wipe_specks(grey[crop_top:crop_bottom, cx0:cx1].astype(np.float32))  # specks are no text
     dark = paper < DARK
-    dark &= ~runs(_close(dark), rule_length(dpi))  # nor is a rule along the crop's edge
+    dark &= ~runs(close_gaps(dark), rule_length(dpi))  # nor is a rule along the crop's edge
     ink = dark.sum(axis=1)
     need, pad = CUT_LINE_INK_IN * dpi, RULE_MAX_THICKNESS_PX
     g0, g1 = int(grid[1]) - pad - crop_top, int(grid[3]) + pad - crop_top  # the grid's frame, in crop rows

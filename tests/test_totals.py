@@ -325,3 +325,22 @@ def test_a_dropped_number_is_filled_only_where_the_sum_confirms_it() -> None:
     for wrong in ("545", "0", "-"):  # not confirmed by the sum, or a nil mark no sum can confirm
         kept = choose_readings(grid, {(3, 5): [Reading(wrong, "tesseract-digits", 0.9)]})
         assert kept.decided == [] and {(c.row, c.col): c.text for c in kept.grid.cells}[(3, 5)] == ""
+
+
+def test_a_comma_read_as_a_point_in_a_column_grouped_with_commas_is_a_comma_again() -> None:
+    # a photocopy's comma read as a point: "3.058" among "5,821" and "24,137" is three thousand
+    grid = grid_of(
+        [
+            ["Country", "Share", "Total (n)", "Rate"],
+            ["Austria", "92.9", "5,821", "1.250"],
+            ["Belgium", "0", "3.058", "2,100"],
+            ["Czech Republic", "99.2", "24,137", "0.125"],
+            ["EU total", "61.6", "200.507", "3,200"],
+        ]
+    )
+    fixes = {(r["row"], r["col"]): (r["from"], r["to"], r["rule"]) for r in repair_glyphs(grid)}
+    # the rate column prints decimals after a point (0.125 is no thousands): its points stay
+    assert fixes == {(2, 2): ("3.058", "3,058", "grouping_point"), (4, 2): ("200.507", "200,507", "grouping_point")}
+    # a table that groups thousands with points keeps them, a comma misread among them too
+    grid = grid_of([["Item", "N"], ["A", "5.821"], ["B", "24.137"], ["C", "3,058"], ["D", "1,200"], ["E", "7.500"]])
+    assert repair_glyphs(grid) == []

@@ -820,6 +820,13 @@ class NormaliseSettings(Group):
         "into the section heading over a table and SLANet read it as rows (photocopy, 4 dev pages, seed 1: TEDS "
         "0.670 to 0.767; jpeg +0.004; clean, office, noise and 20 other pages unchanged: docs/scans.md)",
     )
+    cut_prose_at_rules: bool = Field(
+        True,
+        description="a box whose crop holds lines of prose (one run of ink each, no column gutter, one across half "
+        "the box) above the table's topmost full-width rule, or below its bottom-most, is cut at that rule: the "
+        "structure model read a caption or a source note taken in with a booktabs-style table as rows and columns "
+        "(models.prose_rules, docs/scans.md)",
+    )
     clear_cut_lines: bool = Field(
         False,
         description="a box holding a ruled grid, whose crop's top or bottom edge cuts through a line of text "

@@ -16,6 +16,10 @@ so nothing is changed; a repair is made only where the context says a digit is m
   decimals after a point, and fewer hold a colon (`38:2` among `12.7`, `7.3`; never `10:30`
   among times). A point before a whole number (`.99`) is a speck where three or more of the
   column's other numbers are whole and none has decimals.
+- a comma read as a point (`grouping_point`): `3.058` in a column whose numbers group their
+  thousands with commas (`5,821`, `24,137`: two or more) and print no decimals after a point
+  is `3,058`; a thousand times too small otherwise (on a photocopy of the dev pages 22 cells).
+  A column that groups with points as often (`5.821`, a European table) is never touched.
 Every repair is returned (cell, before, after, rule) so the record says what was changed.
 """
 
@@ -44,6 +48,8 @@ _DECIMALS = re.compile(r"^[-+−]?[\d ,]*\.(\d+)%?$")
 _LEAD_POINT = re.compile(r"^[.,·]\s?(\d+)$")  # ".99": a speck before a whole number ...
 _FRACTION = re.compile(r"[.,]\d{1,2}%?$")  # ... in a column where no other number has decimals
 MIN_WHOLE = 3
+_COMMA_GROUPED = re.compile(r"^[-+−]?[1-9]\d{0,2}(,\d{3})+%?$")  # thousands never lead with a zero
+_POINT_GROUPED = re.compile(r"^([-+−]?[1-9]\d{0,2})((\.\d{3})+)(%?)$")
 
 
 def _as_digits(text: str) -> str:
@@ -116,6 +122,21 @@ def _stray_mark_repair(text: str, decimals: set[int], others: list[str]) -> str 
     return fixed if fixed != text.strip() and parse_number(fixed).kind == "number" else None
 
 
+def _grouping_point_repair(text: str, others: list[str]) -> str | None:
+    """`text` with the points that group its thousands read back as commas (module docstring),
+    given its column's other texts; None where the column says nothing of the kind."""
+    m = _POINT_GROUPED.match(text.strip())
+    if not m:
+        return None
+    others = [t.strip() for t in others]
+    commas = sum(1 for t in others if _COMMA_GROUPED.match(t))
+    if commas < MIN_SIBLINGS or commas <= sum(1 for t in others if _POINT_GROUPED.match(t)):
+        return None  # too few commas, or as many points: a table that groups with points
+    if any(_DECIMALS.match(t) and not _POINT_GROUPED.match(t) for t in others):
+        return None  # the column prints decimals after a point: the point may be one
+    return m.group(1) + m.group(2).replace(".", ",") + m.group(4)
+
+
 def _enumeration_repair(text: str, siblings: list[str]) -> str | None:
     m = _ENUM_CONFUSED.match(text.strip())
     if not m or _ENUM.match(text.strip()) or not any(ch in DIGIT_LOOKALIKES for ch in m.group(2)):
@@ -147,6 +168,8 @@ def repair_glyphs(grid: TableGrid) -> list[dict[str, Any]]:
             if fixed is None:
                 others = [texts[id(o)] for o in owned if o.col == cell.col and o.colspan == 1 and o is not cell]
                 fixed, rule = _stray_mark_repair(cell.text, decimals[cell.col], others), "stray_marks"
+                if fixed is None:
+                    fixed, rule = _grouping_point_repair(cell.text, others), "grouping_point"
         if fixed is None:
             row_sibs = [texts[id(o)] for o in owned if o.row == cell.row and o is not cell]
             col_sibs = [texts[id(o)] for o in owned if o.col == cell.col and o is not cell]

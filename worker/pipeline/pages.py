@@ -91,6 +91,7 @@ def process_group(run: Run, pages: list[int]) -> list[PageResult]:
             undetected = {p for p, found in boxes.items() if not found}
             ruled_tables(run, loaded, boxes, results, views)
             aligned_tables(run, loaded, boxes, results, views, undetected)
+            prose_beyond_rules(run, loaded, boxes, results, views)
         del views  # the cleaned pages are not needed past detection (peak memory, docs/speed.md)
     found = [table for p in loaded for table in find_tables(run, p, loaded[p], boxes[p])]
     with stage_clock(shared, "structure"):
@@ -312,6 +313,31 @@ def aligned_tables(
         elif s.normalise.aligned_under_thin_boxes and boxes[p] and all(_low(b.bbox, views[p].height) for b in boxes[p]):
             regions, x_height = find_aligned(views[p])
             boxes[p], _ = under_thin_boxes(boxes[p], regions, x_height)
+
+
+def prose_beyond_rules(
+    run: Run,
+    loaded: dict[int, Page],
+    boxes: dict[int, list[TableBox]],
+    results: dict[int, PageResult],
+    views: dict[int, Image.Image],
+) -> None:
+    """Last on normalised pages: a box whose crop holds a caption above the table's top rule, or
+    a note under its bottom rule, is cut at that rule (`models.prose_rules`,
+    `NORMALISE__CUT_PROSE_AT_RULES`): the structure model read the prose as rows and columns."""
+    if not run.settings.normalise.cut_prose_at_rules:
+        return
+    from models.prose_rules import cut_prose_at_rules
+
+    for p in loaded:
+        transform = results[p].transform
+        if results[p].original is None or transform is None:
+            continue
+        page, dpi = views[p], round(run.dpi * transform.scale)
+        boxes[p] = [
+            b if b.rotated else replace(b, bbox=cut_prose_at_rules(page, b.bbox, dpi, crop_margins(run, b, page.size)))
+            for b in boxes[p]
+        ]
 
 
 def _low(box: BBox, page_height: int) -> bool:

@@ -1,0 +1,82 @@
+"""A caption or a note beyond a table's outermost full-width rule, cut off the table's box.
+
+Tables set with a rule over their header and one under their last row (the booktabs style of
+most papers) often have their caption just above the top rule and a source note just below the
+bottom one. When the detector's box takes either in, the structure model reads the prose as
+rows and deals its words into columns that do not exist (eu-026 p5 on the office scan: two
+caption lines and a source line made four empty columns; eu-011 p3 on the photocopy: a caption
+cut in half by the crop). Prose is told from a table row by its shape alone, before any word is
+read: every line beyond the rule is one run of ink with no column gutter in it, and one line at
+least runs across half the box. A header row above the rule has its gutters, and stays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image
+
+from models.page_normalise import wipe_specks
+from models.ruled_tables import close_gaps, crop_window, rule_rows
+from models.rules import DARK, RULE_MAX_THICKNESS_PX, rule_length, runs
+
+FULL_RULE_FILL = 0.8  # a row dark along this share of the box's width is a rule across the table
+GUTTER_LINES = 1.0  # a gap this many of its line's heights wide parts a line into columns
+WIDE_LINE = 0.5  # a line of prose runs across this share of the box at least
+MAX_CUT_SHARE = 0.4  # what lies beyond the rule is at most this share of the box's height
+MIN_LINE_PX = 3  # bands of ink lower than this are specks, not lines
+LINE_GAP_PX = 2  # bands of ink this close one over the other are one line
+
+
+def cut_prose_at_rules(
+    image: Image.Image, box: tuple[float, float, float, float], dpi: int, margins: tuple[float, float]
+) -> tuple[float, float, float, float]:
+    """`box` cut at its crop's topmost (bottom-most) full-width rule where everything above
+    (below) it in the crop, which reaches `margins` (top, bottom) past the box, is prose. The
+    crop then starts (ends) at the rule."""
+    grey = np.asarray(image.convert("L"))
+    x0, y0, x1, y1 = box
+    top, bottom = margins
+    crop_top, crop_bottom, _, _ = crop_window(grey.shape, box, margins)
+    dark = wipe_specks(grey[crop_top:crop_bottom].astype(np.float32)) < DARK
+    bx0, bx1 = max(0, int(x0)), min(grey.shape[1], int(np.ceil(x1)))
+    if bx1 - bx0 < 2 or not dark.size:
+        return box
+    band = close_gaps(dark[:, bx0:bx1])
+    band = band | np.vstack([band[1:], band[-1:]])  # a rule across two rows (a slight tilt) counts
+    rules = rule_rows(band.mean(axis=1) >= FULL_RULE_FILL)
+    if not rules:
+        return box
+    text = dark[:, bx0:bx1] & ~runs(close_gaps(dark[:, bx0:bx1]), rule_length(dpi))
+    height = y1 - y0
+    first, last = rules[0], rules[-1]
+    fringe = RULE_MAX_THICKNESS_PX  # a rule's ragged edges (a residual tilt) are not text
+    if crop_top + first[0] - y0 <= MAX_CUT_SHARE * height and _prose(text[: max(0, first[0] - fringe)]):
+        y0 = max(y0, min(y1, crop_top + first[0] - 1 + top))
+    if y1 - (crop_top + last[1]) <= MAX_CUT_SHARE * height and _prose(text[last[1] + 1 + fringe :]):
+        y1 = min(y1, max(y0, crop_top + last[1] + 1 - bottom))
+    return (x0, y0, x1, y1)
+
+
+def _prose(text: np.ndarray) -> bool:
+    """Whether the ink of `text` is lines of prose: one line at least, each one run of ink with
+    no gutter in it (specks beside it, narrower than half its height, aside), one of them
+    across WIDE_LINE of the width."""
+    inked = text.sum(axis=1) >= 2
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], inked.astype(np.int8), [0]])))
+    bands: list[tuple[int, int]] = []
+    for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
+        if bands and a - bands[-1][1] <= LINE_GAP_PX:  # descenders a row or two under their line
+            bands[-1] = (bands[-1][0], b)
+        else:
+            bands.append((a, b))
+    lines = [(a, b) for a, b in bands if b - a >= MIN_LINE_PX]
+    wide = False
+    for a, b in lines:
+        xs = np.flatnonzero(text[a:b].any(axis=0))
+        cuts = np.flatnonzero(np.diff(xs) > GUTTER_LINES * (b - a))
+        runs_ = [(xs[i], xs[j]) for i, j in zip([0, *(cuts + 1)], [*cuts, len(xs) - 1])]
+        runs_ = [(u, v) for u, v in runs_ if v - u + 1 >= 0.5 * (b - a)]
+        if len(runs_) != 1:
+            return False
+        wide = wide or (runs_[0][1] - runs_[0][0] + 1) >= WIDE_LINE * text.shape[1]
+    return wide

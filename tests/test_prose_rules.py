@@ -1,0 +1,64 @@
+"""A caption above a booktabs-style table's top rule, or a source note under its bottom rule,
+cut off the table's box before the structure model reads the crop (models.prose_rules)."""
+
+from __future__ import annotations
+
+from PIL import Image, ImageDraw, ImageFont
+
+from models.prose_rules import cut_prose_at_rules
+
+DPI = 200
+MARGINS = (8.0, 8.0)
+LEFT, RIGHT = 100, 1100
+TOP_RULE, MID_RULE, BOTTOM_RULE = 200, 250, 420
+
+
+def _page(caption: bool = True, note: bool = True, header_above: bool = False) -> Image.Image:
+    """A table from LEFT to RIGHT with a rule over its header, one under it and one under its last
+    row; its caption (a title and a long sentence) above and a source line below."""
+    im = Image.new("L", (1200, 560), 255)
+    d = ImageDraw.Draw(im)
+    font = ImageFont.load_default(size=24)
+    if caption:
+        d.text((420, 100), "Table 2: Financial Literacy", fill=0, font=font)
+        d.text(
+            (LEFT, 135),
+            "This table contains the frequency and the share of respondents who answered",
+            fill=0,
+            font=font,
+        )
+    for y in (TOP_RULE, MID_RULE, BOTTOM_RULE):
+        d.line([(LEFT, y), (RIGHT, y)], fill=0, width=2)
+    labels = ("Answers", "Freq.", "Percent", "Cum.")
+    xs = (LEFT + 10, 450, 700, 950)
+    head_y = 155 if header_above else 215
+    for x, label in zip(xs, labels):
+        d.text((x, head_y), label, fill=0, font=font)
+    for r, row in enumerate((("0", "138", "6.9", "6.9"), ("1", "178", "8.8", "15.7"), ("2", "626", "31.1", "46.8"))):
+        for x, text in zip(xs, row):
+            d.text((x, 270 + 45 * r), text, fill=0, font=font)
+    if note:
+        d.text((LEFT, 440), "Source: SAVE 2007, data weighted by sample weights, N = 2012", fill=0, font=font)
+    return im
+
+
+def test_a_caption_over_the_top_rule_and_a_note_under_the_bottom_rule_are_cut_off():
+    box = (float(LEFT), 90.0, float(RIGHT), 480.0)  # the detector took in caption and note
+    x0, y0, x1, y1 = cut_prose_at_rules(_page(), box, DPI, MARGINS)
+    assert (x0, x1) == (LEFT, RIGHT)
+    # the crop (8 px past the box) now starts at the top rule and ends at the bottom one
+    assert TOP_RULE - 3 <= y0 - MARGINS[0] <= TOP_RULE
+    assert BOTTOM_RULE <= y1 + MARGINS[1] <= BOTTOM_RULE + 4
+
+
+def test_a_header_over_the_first_rule_is_the_tables_own():
+    # no rule over the header: the first rule is under it, and the labels above it stand apart
+    page = _page(caption=False, note=False, header_above=True)
+    box = (float(LEFT), 140.0, float(RIGHT), 430.0)
+    assert cut_prose_at_rules(page, box, DPI, MARGINS) == box
+
+
+def test_a_box_without_prose_past_its_rules_is_left_as_it_is():
+    page = _page(caption=False, note=False)
+    box = (float(LEFT), 190.0, float(RIGHT), 430.0)
+    assert cut_prose_at_rules(page, box, DPI, MARGINS) == box
