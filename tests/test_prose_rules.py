@@ -3,6 +3,7 @@ cut off the table's box before the structure model reads the crop (models.prose_
 
 from __future__ import annotations
 
+import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from models.prose_rules import cut_prose_at_rules
@@ -43,12 +44,16 @@ def _page(caption: bool = True, note: bool = True, header_above: bool = False) -
 
 
 def test_a_caption_over_the_top_rule_and_a_note_under_the_bottom_rule_are_cut_off():
+    page = _page()
     box = (float(LEFT), 90.0, float(RIGHT), 480.0)  # the detector took in caption and note
-    x0, y0, x1, y1 = cut_prose_at_rules(_page(), box, DPI, MARGINS)
+    x0, y0, x1, y1 = cut_prose_at_rules(page, box, DPI, MARGINS)
     assert (x0, x1) == (LEFT, RIGHT)
-    # the crop (8 px past the box) now starts at the top rule and ends at the bottom one
-    assert TOP_RULE - 3 <= y0 - MARGINS[0] <= TOP_RULE
-    assert BOTTOM_RULE <= y1 + MARGINS[1] <= BOTTOM_RULE + 4
+    # the crop (8 px past the box) now starts on the blank paper over the top rule, under the
+    # caption's last line, and ends on the blank paper under the bottom rule
+    top, bottom = round(y0 - MARGINS[0]), round(y1 + MARGINS[1])  # crop rows [top, bottom)
+    lines = (np.asarray(page)[:, LEFT:RIGHT] < 160).sum(axis=1) >= 2  # rows holding a line's ink
+    assert 150 < top < TOP_RULE and not lines[top : TOP_RULE - 1].any() and lines[top - 3 : top].any()
+    assert BOTTOM_RULE < bottom < 480 and not lines[BOTTOM_RULE + 2 : bottom].any() and lines[bottom : bottom + 3].any()
 
 
 def test_a_header_over_the_first_rule_is_the_tables_own():
