@@ -25,6 +25,7 @@ WIDE_LINE = 0.5  # a line of prose runs across this share of the box at least
 MAX_CUT_SHARE = 0.4  # what lies beyond the rule is at most this share of the box's height
 MIN_LINE_PX = 3  # bands of ink lower than this are specks, not lines
 LINE_GAP_PX = 2  # bands of ink this close one over the other are one line
+PROSE_INK = 0.4  # a line of prose is ink over at most this share of its box (a fill's is most of it)
 
 
 def cut_prose_at_rules(
@@ -53,21 +54,24 @@ def cut_prose_at_rules(
     height = y1 - y0
     first, last = rules[0], rules[-1]
     fringe = RULE_MAX_THICKNESS_PX  # a rule's ragged edges (a residual tilt) are not text
-    above = _prose(text[: max(0, first[0] - fringe)])
+    inked = dark[:, bx0:bx1]
+    above = _prose(text[: max(0, first[0] - fringe)], inked[: max(0, first[0] - fringe)])
     if above and crop_top + first[0] - y0 <= MAX_CUT_SHARE * height:
         start = min(above[-1][1] + 1, first[0] - 1)  # the first blank row under the prose
         y0 = max(y0, min(y1, crop_top + start + top))
-    below = _prose(text[last[1] + 1 + fringe :])
+    below = _prose(text[last[1] + 1 + fringe :], inked[last[1] + 1 + fringe :])
     if below and y1 - (crop_top + last[1]) <= MAX_CUT_SHARE * height:
         end = max(last[1] + 1 + fringe + below[0][0] - 1, last[1] + 1)  # the last blank row over it
         y1 = min(y1, max(y0, crop_top + end + 1 - bottom))
     return (x0, y0, x1, y1)
 
 
-def _prose(text: np.ndarray) -> list[tuple[int, int]]:
-    """The lines (first row, past-last row) of `text` when its ink is lines of prose: one line
-    at least, each one run of ink with no gutter in it (specks beside it, narrower than half its
-    height, aside), one of them across WIDE_LINE of the width; else none."""
+def _prose(text: np.ndarray, dark: np.ndarray) -> list[tuple[int, int]]:
+    """The lines (first row, past-last row) of `text` (ink, rules left out) when they are lines
+    of prose: one line at least, each one run of ink with no gutter in it (specks beside it,
+    narrower than half its height, aside) and mostly paper in `dark` (all ink, rules too: a
+    header band's fill, its white letters breaking its rows into pieces, is no prose), one of
+    them across WIDE_LINE of the width; else none."""
     inked = text.sum(axis=1) >= 2
     edges = np.flatnonzero(np.diff(np.concatenate([[0], inked.astype(np.int8), [0]])))
     bands: list[tuple[int, int]] = []
@@ -83,7 +87,7 @@ def _prose(text: np.ndarray) -> list[tuple[int, int]]:
         cuts = np.flatnonzero(np.diff(xs) > GUTTER_LINES * (b - a))
         parts = [(xs[i], xs[j]) for i, j in zip([0, *(cuts + 1)], [*cuts, len(xs) - 1])]
         parts = [(u, v) for u, v in parts if v - u + 1 >= 0.5 * (b - a)]
-        if len(parts) != 1:
+        if len(parts) != 1 or dark[a:b, parts[0][0] : parts[0][1] + 1].mean() > PROSE_INK:
             return []
         wide = wide or (parts[0][1] - parts[0][0] + 1) >= WIDE_LINE * text.shape[1]
     return lines if wide else []

@@ -67,3 +67,23 @@ def test_a_box_without_prose_past_its_rules_is_left_as_it_is():
     page = _page(caption=False, note=False)
     box = (float(LEFT), 190.0, float(RIGHT), 430.0)
     assert cut_prose_at_rules(page, box, DPI, MARGINS) == box
+
+
+def test_a_header_band_over_the_rule_under_it_is_no_prose():
+    # eu-017 p2 on the noise scan: white labels on a dark band, a thin rule under it; the
+    # band's rows are long runs of ink, its letters breaking them into pieces shorter than a rule
+    im = Image.new("L", (1200, 560), 255)
+    d = ImageDraw.Draw(im)
+    font = ImageFont.load_default(size=24)
+    d.rectangle([LEFT, 150, RIGHT, 196], fill=60)
+    for x, label in zip((LEFT + 10, 450, 700, 950), ("Country", "Domestic (%)", "Imported (%)", "Total (n)")):
+        d.text((x, 160), label, fill=255, font=font)
+    for y in (TOP_RULE, BOTTOM_RULE):
+        d.line([(LEFT, y), (RIGHT, y)], fill=0, width=2)
+    for r in range(4):
+        d.text((LEFT + 10, 215 + 45 * r), f"Country {r}   12.{r}   3.{r}   4,21{r}", fill=0, font=font)
+    pixels = np.asarray(im).copy()  # sensor noise: light grains break the band's runs of ink
+    grain = np.random.default_rng(0).random((47, RIGHT - LEFT + 1)) < 0.15
+    pixels[150:197, LEFT : RIGHT + 1][grain] = 230
+    box = (float(LEFT), 140.0, float(RIGHT), 430.0)
+    assert cut_prose_at_rules(Image.fromarray(pixels), box, DPI, MARGINS) == box
