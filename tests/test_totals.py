@@ -344,3 +344,15 @@ def test_a_comma_read_as_a_point_in_a_column_grouped_with_commas_is_a_comma_agai
     # a table that groups thousands with points keeps them, a comma misread among them too
     grid = grid_of([["Item", "N"], ["A", "5.821"], ["B", "24.137"], ["C", "3,058"], ["D", "1,200"], ["E", "7.500"]])
     assert repair_glyphs(grid) == []
+
+
+def test_points_as_many_as_commas_are_commas_where_the_table_prints_decimals_after_points() -> None:
+    # a photocopy read half a column's commas as points; the shares beside it print their
+    # decimals after a point, so no point in this table groups thousands
+    rows = [["Country", "Share", "Total (n)"]]
+    rows += [["A", "86.2", "3,973"], ["B", "13.8", "1.662"], ["C", "0", "4,499"], ["D", "3.4", "2.757"]]
+    fixes = [(r["from"], r["to"], r["rule"]) for r in repair_glyphs(grid_of(rows))]
+    assert fixes == [("1.662", "1,662", "grouping_point"), ("2.757", "2,757", "grouping_point")]
+    # the same counts in a table that prints decimals after a comma: its points group thousands
+    european = [[r[0], r[1].replace(".", ","), r[2]] for r in rows]
+    assert repair_glyphs(grid_of(european)) == []

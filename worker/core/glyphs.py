@@ -19,7 +19,9 @@ so nothing is changed; a repair is made only where the context says a digit is m
 - a comma read as a point (`grouping_point`): `3.058` in a column whose numbers group their
   thousands with commas (`5,821`, `24,137`: two or more) and print no decimals after a point
   is `3,058`; a thousand times too small otherwise (on a photocopy of the dev pages 22 cells).
-  A column that groups with points as often (`5.821`, a European table) is never touched.
+  Where the column holds as many points so placed, it is repaired only when the table prints
+  its decimals after a point (`86.2`, `13.8`, no `86,2`); a table that prints them after a
+  comma (a European one, grouping with points) is never touched.
 Every repair is returned (cell, before, after, rule) so the record says what was changed.
 """
 
@@ -50,6 +52,9 @@ _FRACTION = re.compile(r"[.,]\d{1,2}%?$")  # ... in a column where no other numb
 MIN_WHOLE = 3
 _COMMA_GROUPED = re.compile(r"^[-+−]?[1-9]\d{0,2}(,\d{3})+%?$")  # thousands never lead with a zero
 _POINT_GROUPED = re.compile(r"^([-+−]?[1-9]\d{0,2})((\.\d{3})+)(%?)$")
+_DASHED = re.compile(r"^[-–—]\s+")
+_POINT_DECIMAL = re.compile(r"^[-+−]?\d+\.\d{1,2}%?$")
+_COMMA_DECIMAL = re.compile(r"^[-+−]?\d+,\d{1,2}%?$")
 
 
 def _as_digits(text: str) -> str:
@@ -122,17 +127,33 @@ def _stray_mark_repair(text: str, decimals: set[int], others: list[str]) -> str 
     return fixed if fixed != text.strip() and parse_number(fixed).kind == "number" else None
 
 
-def _grouping_point_repair(text: str, others: list[str]) -> str | None:
+def _decimal_mark(texts: list[str]) -> str | None:
+    """The mark the table prints its decimals after: "." where two of its numbers or more have
+    one or two digits after a point and none after a comma, "," the other way round, else None."""
+    points = sum(1 for t in texts if _POINT_DECIMAL.search(t.strip()))
+    commas = sum(1 for t in texts if _COMMA_DECIMAL.search(t.strip()))
+    if points >= MIN_SIBLINGS and not commas:
+        return "."
+    if commas >= MIN_SIBLINGS and not points:
+        return ","
+    return None
+
+
+def _grouping_point_repair(text: str, others: list[str], mark: str | None) -> str | None:
     """`text` with the points that group its thousands read back as commas (module docstring),
-    given its column's other texts; None where the column says nothing of the kind."""
+    given its column's other texts and the table's decimal mark; None where the column says
+    nothing of the kind."""
     m = _POINT_GROUPED.match(text.strip())
-    if not m:
+    if not m or mark == ",":
         return None
     others = [t.strip() for t in others]
     commas = sum(1 for t in others if _COMMA_GROUPED.match(t))
-    if commas < MIN_SIBLINGS or commas <= sum(1 for t in others if _POINT_GROUPED.match(t)):
-        return None  # too few commas, or as many points: a table that groups with points
-    if any(_DECIMALS.match(t) and not _POINT_GROUPED.match(t) for t in others):
+    if commas < MIN_SIBLINGS:
+        return None
+    if mark is None and commas <= 1 + sum(1 for t in others if _POINT_GROUPED.match(t)):
+        return None  # as many points (this one too), and nothing says they group no thousands
+    bare = [_DASHED.sub("", t) for t in others]  # "- 3.375": a dash beside a figure is no decimal
+    if any(_DECIMALS.match(t) and not _POINT_GROUPED.match(t) for t in bare):
         return None  # the column prints decimals after a point: the point may be one
     return m.group(1) + m.group(2).replace(".", ",") + m.group(4)
 
@@ -158,6 +179,7 @@ def repair_glyphs(grid: TableGrid) -> list[dict[str, Any]]:
     slots = slot_cells(grid)
     numeric = _numeric_columns(grid, slots)
     decimals = [_column_decimals(_column_texts(grid, slots, c)) if numeric[c] else set() for c in range(grid.n_cols)]
+    mark = _decimal_mark([cell.text for cell in grid.cells if cell.row >= grid.header_rows])
     repairs: list[dict[str, Any]] = []
     owned = [cell for cell in grid.sorted_cells() if cell.text.strip()]
     texts = {id(cell): cell.text for cell in owned}  # siblings as read, before any repair
@@ -169,7 +191,7 @@ def repair_glyphs(grid: TableGrid) -> list[dict[str, Any]]:
                 others = [texts[id(o)] for o in owned if o.col == cell.col and o.colspan == 1 and o is not cell]
                 fixed, rule = _stray_mark_repair(cell.text, decimals[cell.col], others), "stray_marks"
                 if fixed is None:
-                    fixed, rule = _grouping_point_repair(cell.text, others), "grouping_point"
+                    fixed, rule = _grouping_point_repair(cell.text, others, mark), "grouping_point"
         if fixed is None:
             row_sibs = [texts[id(o)] for o in owned if o.row == cell.row and o is not cell]
             col_sibs = [texts[id(o)] for o in owned if o.col == cell.col and o is not cell]
