@@ -69,7 +69,8 @@ def cut_prose_at_rules(
 def _prose(text: np.ndarray, dark: np.ndarray) -> list[tuple[int, int]]:
     """The lines (first row, past-last row) of `text` (ink, rules left out) when they are lines
     of prose: one line at least, each one run of ink with no gutter in it (specks beside it,
-    narrower than half its height, aside) and mostly paper in `dark` (all ink, rules too: a
+    narrower than half its height, aside; a lone speck narrower than twice its height is no
+    line) and mostly paper in `dark` (all ink, rules too: a
     header band's fill, its white letters breaking its rows into pieces, is no prose), one of
     them across WIDE_LINE of the width; else none."""
     inked = text.sum(axis=1) >= 2
@@ -87,6 +88,8 @@ def _prose(text: np.ndarray, dark: np.ndarray) -> list[tuple[int, int]]:
         cuts = np.flatnonzero(np.diff(xs) > GUTTER_LINES * (b - a))
         parts = [(xs[i], xs[j]) for i, j in zip([0, *(cuts + 1)], [*cuts, len(xs) - 1])]
         parts = [(u, v) for u, v in parts if v - u + 1 >= 0.5 * (b - a)]
+        if len(parts) == 1 and parts[0][1] - parts[0][0] + 1 < 2 * (b - a):
+            continue  # a speck or a mark, no line: it neither makes nor breaks the prose
         if len(parts) != 1 or dark[a:b, parts[0][0] : parts[0][1] + 1].mean() > PROSE_INK:
             return []
         wide = wide or (parts[0][1] - parts[0][0] + 1) >= WIDE_LINE * text.shape[1]
