@@ -24,6 +24,7 @@ GUTTER_LINES = 1.0  # a gap this many of its line's heights wide parts a line in
 WIDE_LINE = 0.5  # a line of prose runs across this share of the box at least
 MAX_CUT_SHARE = 0.4  # what lies beyond the rule is at most this share of the box's height
 MIN_LINE_PX = 3  # bands of ink lower than this are specks, not lines
+MAX_LINE_IN = 0.3  # ... and higher than this (inches) rows run together, not a line of prose
 LINE_GAP_PX = 2  # bands of ink this close one over the other are one line
 PROSE_INK = 0.4  # a line of prose is ink over at most this share of its box (a fill's is most of it)
 
@@ -54,12 +55,12 @@ def cut_prose_at_rules(
     first, last = rules[0], rules[-1]
     fringe = RULE_MAX_THICKNESS_PX  # a rule's ragged edges (a residual tilt) are not text
     if crop_top + first[0] - y0 <= MAX_CUT_SHARE * height:
-        above = _prose(*_ink(window[: max(0, first[0] - fringe)], length))
+        above = _prose(*_ink(window[: max(0, first[0] - fringe)], length), MAX_LINE_IN * dpi)
         if above:
             start = min(above[-1][1] + 1, first[0] - 1)  # the first blank row under the prose
             y0 = max(y0, min(y1, crop_top + start + top))
     if y1 - (crop_top + last[1]) <= MAX_CUT_SHARE * height:
-        below = _prose(*_ink(window[last[1] + 1 + fringe :], length))
+        below = _prose(*_ink(window[last[1] + 1 + fringe :], length), MAX_LINE_IN * dpi)
         if below:
             end = max(last[1] + fringe + below[0][0], last[1] + 1)  # the last blank row over it
             y1 = min(y1, max(y0, crop_top + end + 1 - bottom))
@@ -74,13 +75,14 @@ def _ink(strip: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
     return dark & ~runs(close_gaps(dark), length), dark
 
 
-def _prose(text: np.ndarray, dark: np.ndarray) -> list[tuple[int, int]]:
+def _prose(text: np.ndarray, dark: np.ndarray, tallest: float) -> list[tuple[int, int]]:
     """The lines (first row, past-last row) of `text` (ink, rules left out) when they are lines
     of prose: one line at least, each one run of ink with no gutter in it (specks beside it,
     narrower than half its height, aside; a lone speck narrower than twice its height is no
     line) and mostly paper in `dark` (all ink, rules too: a
     header band's fill, its white letters breaking its rows into pieces, is no prose), one of
-    them across WIDE_LINE of the width; else none."""
+    them across WIDE_LINE of the width, and none taller than `tallest` (a scan's grain left no
+    blank row between a header band and the rows under it: one band of ink, no line); else none."""
     inked = text.sum(axis=1) >= 2
     edges = np.flatnonzero(np.diff(np.concatenate([[0], inked.astype(np.int8), [0]])))
     bands: list[tuple[int, int]] = []
@@ -91,6 +93,8 @@ def _prose(text: np.ndarray, dark: np.ndarray) -> list[tuple[int, int]]:
             bands.append((a, b))
     lines = [(a, b) for a, b in bands if b - a >= MIN_LINE_PX]
     wide = False
+    if any(b - a > tallest for a, b in lines):
+        return []
     for a, b in lines:
         xs = np.flatnonzero(text[a:b].any(axis=0))
         cuts = np.flatnonzero(np.diff(xs) > GUTTER_LINES * (b - a))

@@ -87,3 +87,14 @@ def test_a_header_band_over_the_rule_under_it_is_no_prose():
     pixels[150:197, LEFT : RIGHT + 1][grain] = 230
     box = (float(LEFT), 140.0, float(RIGHT), 430.0)
     assert cut_prose_at_rules(Image.fromarray(pixels), box, DPI, MARGINS) == box
+
+
+def test_ink_run_together_over_many_rows_is_no_line_of_prose():
+    # eu-019 p3 on the noise scan: grain left no blank row between the header band and the rows
+    # under it, and the whole lot read as one band of ink over the rule under it
+    pixels = np.asarray(_page(note=False)).copy()
+    grain = np.random.default_rng(1).random((110, RIGHT - LEFT)) < 0.004
+    grain[:, ::97] = True  # a grain or two on every row: no blank row left
+    pixels[88:198, LEFT:RIGHT][grain] = 0
+    box = (float(LEFT), 90.0, float(RIGHT), 430.0)
+    assert cut_prose_at_rules(Image.fromarray(pixels), box, DPI, MARGINS) == box
