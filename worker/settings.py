@@ -823,9 +823,9 @@ class NormaliseSettings(Group):
     cut_prose_at_rules: bool = Field(
         True,
         description="a box whose crop holds lines of prose (one run of ink each, no column gutter, one across half "
-        "the box) above the table's topmost full-width rule, or below its bottom-most, is cut at that rule: the "
-        "structure model read a caption or a source note taken in with a booktabs-style table as rows and columns "
-        "(models.prose_rules, docs/scans.md)",
+        "the box) above the table's topmost full-width rule, or below its bottom-most, is cut on the paper between "
+        "that prose and the rule: the structure model read a caption or a source note taken in with a "
+        "booktabs-style table as rows and columns (models.prose_rules, docs/scans.md)",
     )
     clear_cut_lines: bool = Field(
         False,

@@ -323,7 +323,7 @@ def prose_beyond_rules(
     views: dict[int, Image.Image],
 ) -> None:
     """Last on normalised pages: a box whose crop holds a caption above the table's top rule, or
-    a note under its bottom rule, is cut at that rule (`models.prose_rules`,
+    a note under its bottom rule, is cut on the paper between the prose and the rule (`models.prose_rules`,
     `NORMALISE__CUT_PROSE_AT_RULES`): the structure model read the prose as rows and columns."""
     if not run.settings.normalise.cut_prose_at_rules:
         return
