@@ -44,9 +44,11 @@ HEADER_ROWS = 3  # lines above a region, within its width, taken in as its colum
 MIN_BLOB_XH = 0.6  # blobs lower than this are dots and specks, ...
 DASH_XH = 0.4  # ... but dashes (an empty cell): flat blobs this wide at least ...
 MAX_DASH_XH = 6.0  # ... and this wide at most (a dotted rule, its dots closed into one, is longer)
+MIN_LINE_XH = 0.8  # a line none of whose blobs stands this high is a broken rule's pieces, not text
 MAX_BLOB_XH = 3.5  # blobs taller than this are figures, bars, or lines run together
 ROTATED_XH = 2.0  # blobs taller than this and than wide are words set sideways
 HEADING_SHARE = 0.6  # a line above a region is its heading when no blob is wider than this share of it
+HEADING_SLACK_XH = 3.0  # ... and it lies within the region, but for this much (a heading wider than its column)
 UNCOVERED = 0.2  # a region covered this little by table boxes is a table the detector missed
 HELD = 0.5  # a box holding this share of a region, and ...
 INSIDE = 0.7  # ... lying this much inside it, is the region's table cut short
@@ -65,7 +67,10 @@ class Region:
 
 def text_rows(blobs: list[BBox], x_height: float) -> list[list[BBox]]:
     """Blobs grouped into text lines, top to bottom, each line left to right. Blobs far
-    lower or taller than text (`MIN_BLOB_XH`, `MAX_BLOB_XH`) are left out."""
+    lower or taller than text (`MIN_BLOB_XH`, `MAX_BLOB_XH`) are left out, and so are lines
+    with no blob as high as a letter (`MIN_LINE_XH`): a dotted rule a photocopy dropped dots
+    from leaves pieces as flat as dashes, whose line of gutters matches no column and cut
+    eu-018 p1's second table in two at its rules (docs/scans.md, Round 20)."""
     kept = sorted((b for b in blobs if _text(b, x_height)), key=lambda b: (b[1] + b[3]) / 2)
     rows: list[list[BBox]] = []
     centre = 0.0
@@ -77,7 +82,7 @@ def text_rows(blobs: list[BBox], x_height: float) -> list[list[BBox]]:
         else:
             rows.append([b])
             centre = c
-    return [sorted(r) for r in rows]
+    return [sorted(r) for r in rows if max(b[3] - b[1] for b in r) >= MIN_LINE_XH * x_height]
 
 
 def _text(b: BBox, x_height: float) -> bool:
@@ -158,7 +163,7 @@ def _headed(above: list[list[BBox]], box: BBox, x_height: float) -> BBox:
     for row in reversed(above):
         if taken >= HEADER_ROWS or box[1] - max(b[3] for b in row) > ROW_GAP_XH * x_height:
             break
-        if any(b[0] < box[0] - x_height or b[2] > box[2] + x_height for b in row):
+        if any(b[0] < box[0] - HEADING_SLACK_XH * x_height or b[2] > box[2] + HEADING_SLACK_XH * x_height for b in row):
             break
         if any(b[2] - b[0] > HEADING_SHARE * (box[2] - box[0]) for b in row) or _has_prose(row, x_height):
             break  # a title or a line of body text above the table
