@@ -767,6 +767,13 @@ class NormaliseSettings(Group):
         description="recall fallback: a normalised page where the detector finds no table is detected again "
         "as it came in (one more detector call on such pages only)",
     )
+    solid_dotted_rules: bool = Field(
+        True,
+        description="last recall fallback: a normalised page on which no finder found a table is detected again "
+        "with its dotted and broken horizontal rules drawn solid, where it has any (a photocopy turns thin rules "
+        "to dots, and the layout detector then lost whole tables; on 56 dev pages without a table it found none "
+        "on five kinds of scan: models.dotted_rules, docs/scans.md)",
+    )
     ruled_tables: bool = Field(
         True,
         description="second table finder on normalised pages: a detector box over two ruled grids is split "
