@@ -43,6 +43,8 @@ LINE_GLYPHS = 3  # a line of this many glyphs is text; with fewer, ...
 RULE_PIECES = 4  # ... this many other bars at the bar's height make it a piece of a broken rule
 RULE_PIECE = 3.0  # a flat mark this many glyph heights long is a rule or a piece of one ...
 ON_RULE = 1.5  # ... and a bar within this many pixels of its height is another piece of it
+DOT = 0.3  # a mark no bigger than this share of the glyphs' height either way is a dot ...
+SCREEN_DOTS = 6  # ... and this many around a bar, within a glyph's height, make it part of a screen
 
 
 def in_words(parts: np.ndarray, words: Sequence[Word], pad_y: float = 0.0) -> np.ndarray:
@@ -138,6 +140,18 @@ def _on_a_line(bar: np.ndarray, glyphs: np.ndarray, bars: np.ndarray) -> bool:
     return on_line > 0 and int(level.sum()) - 1 < RULE_PIECES
 
 
+def _in_screen(bar: np.ndarray, parts: np.ndarray, unit: float) -> bool:
+    """Dots all around the bar: it is a clump of a halftone screen (a shaded header band a
+    photocopy dotted), not a dash set on paper. eu-017 p2's photocopy gave its header band
+    eleven such dashes, and the columns split at them (5 columns read as 11)."""
+    x0, y0, x1, y1 = (float(v) for v in bar)
+    cy = (y0 + y1) / 2
+    small = ((parts[:, 2] - parts[:, 0]) <= DOT * unit) & ((parts[:, 3] - parts[:, 1]) <= DOT * unit)
+    px, py = (parts[:, 0] + parts[:, 2]) / 2, (parts[:, 1] + parts[:, 3]) / 2
+    near = (px >= x0 - unit) & (px <= x1 + unit) & (np.abs(py - cy) <= unit)
+    return int((small & near).sum()) >= SCREEN_DOTS
+
+
 def placeholder_dashes(crop: Image.Image, words: Sequence[Word]) -> list[Word]:
     """A `-` word for every lone dash of the crop that no OCR word holds, boxed like a line of
     text around the bar so the grid builder deals it to its cell as any word."""
@@ -155,7 +169,7 @@ def placeholder_dashes(crop: Image.Image, words: Sequence[Word]) -> list[Word]:
     rules = _rule_levels(parts, unit)
     out: list[Word] = []
     for bar in bars[~in_words(bars, words, unit / 2)]:  # a bar inside a word was read, as part of it
-        if not _alone(bar, others, unit) or not _on_a_line(bar, glyphs, bars):
+        if not _alone(bar, others, unit) or not _on_a_line(bar, glyphs, bars) or _in_screen(bar, parts, unit):
             continue
         if len(rules) and np.abs(rules - (bar[1] + bar[3]) / 2).min() <= ON_RULE:
             continue  # a piece of a rule whose longer pieces lie at the same height

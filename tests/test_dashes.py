@@ -4,6 +4,7 @@ PP-OCR, whose text detector drops marks under 3 px on their short side."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -158,3 +159,31 @@ def test_a_dash_turned_with_a_skewed_page_is_still_a_dash() -> None:
     dashes were lost."""
     image, words = _table(lambda d: d.rectangle((500, 31, 506, 34), fill=0))  # 7 x 4 px
     assert [w.text for w in placeholder_dashes(image, words)] == ["-"]
+
+
+def test_a_clump_of_a_halftone_screen_is_not_a_dash_and_a_dash_on_paper_beside_it_is() -> None:
+    """A shaded cell a photocopy turned into a screen of dots: among the dots, clumps as flat
+    and solid as a dash. They lie on the row's text line, alone among dots too small to be
+    marks; eleven such read as dashes split eu-017 p2's five columns into eleven."""
+
+    def screen_with_clump(d: ImageDraw.ImageDraw) -> None:
+        rng = random.Random(0)
+        for y in range(4, 58, 3):  # the last cell of the first row, shaded
+            for x in range(424, 596, 3):
+                if rng.random() < 0.45:
+                    d.point((x, y), fill=0)
+        d.rectangle((500, 31, 507, 33), fill=0)  # a clump flat as a dash
+
+    assert placeholder_dashes(*_table(screen_with_clump)) == []
+
+    def screen_below_and_dash_on_paper(d: ImageDraw.ImageDraw) -> None:
+        rng = random.Random(1)
+        for y in range(64, 116, 3):  # the second row's empty cell, shaded, a clump in it
+            for x in range(254, 416, 3):
+                if rng.random() < 0.45:
+                    d.point((x, y), fill=0)
+        d.rectangle((330, 90, 337, 92), fill=0)
+        d.rectangle((500, 31, 507, 33), fill=0)  # the first row's empty cell: a dash on paper
+
+    found = placeholder_dashes(*_table(screen_below_and_dash_on_paper))
+    assert [(w.text, w.bbox[0]) for w in found] == [("-", 500)]
