@@ -114,7 +114,7 @@ def normalise_page(image: Image.Image, options: NormaliseOptions | None = None) 
     if options.orientation == "projection":
         ratio = ascender_ratio(image)
         confidence = round(abs(math.log(ratio)), 3) if ratio > 0 else None
-        if UPSIDE_DOWN_RATIO <= ratio < UPRIGHT_RATIO and options.osd_when_unsure:
+        if SURE_UPSIDE_DOWN <= ratio < UPRIGHT_RATIO and options.osd_when_unsure:
             osd_turns, confidence = detect_orientation(
                 image, min_confidence=options.osd_min_confidence, threads=options.threads
             )
@@ -153,7 +153,11 @@ _TRANSPOSE = {1: Image.Transpose.ROTATE_90, 2: Image.Transpose.ROTATE_180, 3: Im
 # Latin text has more ink above its x-height band (capitals, digits, ascenders) than below its
 # baseline (descenders): on most dev pages 2-12 times as much upright and under 0.6 upside down;
 # pages of mostly numbers sit near 1 (1.15-1.34 upright, 0.74-0.87 upside down), and between
-# these two ratios tesseract's OSD decides (`osd_when_unsure`).
+# these two ratios tesseract's OSD decides (`osd_when_unsure`). A photocopy's strokes shift the
+# ratio: eu-006 p1 upright read 0.79 (seed 1), was turned over, and every cell was read upside
+# down, where OSD said upright at 5.4. So OSD is asked from SURE_UPSIDE_DOWN up; without it a
+# page under UPSIDE_DOWN_RATIO is turned.
+SURE_UPSIDE_DOWN = 0.6
 UPSIDE_DOWN_RATIO = 0.8
 UPRIGHT_RATIO = 1.5
 
