@@ -33,6 +33,10 @@ MIN_WIDTH_IN, MIN_HEIGHT_IN = 1.0, 0.4  # smaller grids are logos, checkboxes, i
 MIN_LONE_HEIGHT_IN = 0.25
 MIN_ROW_PITCH_IN = 0.08  # rules closer on average than this (about a 6-pt line) are a chart's ...
 MIN_COLUMN_PITCH_IN = 0.15  # ... gridlines, a halftone or a photo, not a table's rows and columns
+FRAME_SIDES_IN = 0.05  # grids one above the other whose sides lie this close ...
+FRAME_GAP_IN = 0.5  # ... this close, ...
+FRAME_INK = 0.8  # ... and whose side rules run on through the gap (ink on this share of its rows) are one
+FRAME_SLACK_PX = 2  # a side rule is looked for this far either side of the grid's edge
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,51 @@ def find_grids(image: Image.Image, dpi: int, min_height_in: float = MIN_HEIGHT_I
     h_rules = _rules(close_gaps(dark), min_len)
     v_rules = _rules(close_gaps(dark.T), min_len)
     return [g for g in _grids(h_rules, v_rules) if _table_like(g, dpi, min_height_in)]
+
+
+def frames(
+    image: Image.Image, grids: list[tuple[float, float, float, float]], dpi: int
+) -> list[tuple[float, float, float, float]]:
+    """The frames `grids` (top to bottom) are parts of: grids stacked with the same sides
+    (`FRAME_SIDES_IN`), less than `FRAME_GAP_IN` apart, the two side rules running on through
+    the paper between them (ink beside each side's line on `FRAME_INK` of the rows between, its
+    dots bridged), joined into one box. A photocopy broke the thin rules of eu-007 p5's rows, so
+    that its grid came out as three and the table's box was split into them (seed 1); two
+    tables one above the other have a caption between them and no side rules through it."""
+    dark = np.asarray(image.convert("L")) < DARK
+    out = sorted(grids, key=lambda g: g[1])
+    i = 0
+    while i + 1 < len(out):
+        a, b = out[i], out[i + 1]
+        if _one_frame(a, b, dark, dpi):
+            out[i : i + 2] = [(min(a[0], b[0]), a[1], max(a[2], b[2]), max(a[3], b[3]))]
+        else:
+            i += 1
+    return out
+
+
+def _one_frame(
+    a: tuple[float, float, float, float], b: tuple[float, float, float, float], dark: np.ndarray, dpi: int
+) -> bool:
+    """Whether grid `b`, just under grid `a`, continues `a`'s frame (see `frames`)."""
+    sides = FRAME_SIDES_IN * dpi
+    if abs(a[0] - b[0]) > sides or abs(a[2] - b[2]) > sides:
+        return False
+    top, bottom = int(round(a[3])), int(round(b[1]))
+    if bottom - top > FRAME_GAP_IN * dpi:
+        return False
+    if bottom - top <= 2:
+        return True
+    for x in (a[0], a[2]):
+        x0, x1 = max(0, int(round(x)) - FRAME_SLACK_PX), int(round(x)) + FRAME_SLACK_PX + 1
+        rows: np.ndarray = np.asarray(dark[top:bottom, x0:x1].any(axis=1))
+        bridged = rows.copy()  # a dotted rule's dots, a pixel or two apart, bridged
+        for d in range(1, FRAME_SLACK_PX + 1):
+            bridged[d:] |= rows[:-d]
+            bridged[:-d] |= rows[d:]
+        if bridged.mean() < FRAME_INK:
+            return False
+    return True
 
 
 def is_low(grid: Grid, dpi: int) -> bool:

@@ -11,6 +11,7 @@ from models.ruled_tables import (
     clear_cut_lines,
     cut_at_foreign_rules,
     find_grids,
+    frames,
     is_low,
     trim_to_grid,
 )
@@ -76,6 +77,32 @@ def test_a_box_over_two_grids_is_split_and_a_missed_grid_is_added() -> None:
     assert (split, added) == (1, 1)
     assert [b.bbox for b in out] == grids
     assert [b.score for b in out] == [0.81, 0.81, 0.5]
+
+
+def test_a_frame_whose_middle_rules_a_photocopy_broke_is_one_table_and_two_tables_are_two() -> None:
+    """eu-007 p5's table on a photocopy (seed 1): thin rules broke over three rows, so its grid
+    came out as two, one above the other, and the detector's box over the whole table was split
+    into them. The side rules run on, dotted, through the rows between: one frame, one table.
+    Two tables with a caption between them, same sides, stay two."""
+    page = _page([(150, 300, 12, 4, 160)])
+    draw = ImageDraw.Draw(page)
+    draw.rectangle((147, 366 - 1, 793, 432 + 1), fill=255)  # rows 3 to 6: every rule gone ...
+    for x in (150, 790):  # ... but the sides, dotted
+        for y in range(366, 434, 3):
+            draw.rectangle((x, y, x + 1, y), fill=0)
+    for y in (366 + 11, 388 + 11, 410 + 11):
+        draw.text((156, y - 6), "a row", fill=0)
+    grids = [g.box for g in find_grids(page, DPI)]
+    assert len(grids) == 2, grids
+    joined = frames(page, grids, DPI)
+    assert len(joined) == 1 and iou(joined[0], (150, 300, 790, 564)) > 0.97
+    box = TableBox((140.0, 290.0, 800.0, 574.0), 0.9, False)
+    assert reconcile([box], grids, 0.5, 0.0, joined)[:2] == ([box], 0)
+    assert reconcile([box], grids, 0.5)[1] == 1  # without the frames: split, as before
+    two = _page([(150, 300, 4, 4, 160), (150, 440, 4, 4, 160)])
+    ImageDraw.Draw(two).text((150, 405), "Table 2: a caption between the tables", fill=0)
+    grids = [g.box for g in find_grids(two, DPI, MIN_LONE_HEIGHT_IN)]
+    assert len(grids) == 2 and frames(two, grids, DPI) == grids
 
 
 def test_a_table_of_two_ruled_rows_is_found_as_a_low_grid_and_only_added() -> None:

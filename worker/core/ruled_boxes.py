@@ -4,7 +4,8 @@ On a scan the layout detector can draw one box over two tables, or miss a table,
 ruling lines still show each table plainly (a black-and-white photocopy: docs/scans.md). Two
 rules, both on evidence the lines give:
 
-- a box holding two or more separate grids is as many tables: it is replaced by the grids;
+- a box holding two or more separate grids is as many tables: it is replaced by the grids
+  (grids that are one frame's parts, its row rules broken between them, count as one);
 - a box holding most of one grid is widened to hold all of it (a ruled frame is one table:
   the detector cut a photocopied demo table's last rows off); boxes that then coincide are one;
 - a grid that no box covers is a table the detector missed: it is added (a grid of two rows
@@ -29,18 +30,21 @@ UNCOVERED = 0.2  # a grid no box covers more than this share of is a missed tabl
 
 
 def reconcile(
-    boxes: list[TableBox], grids: list[BBox], score: float, min_widen: float = 0.0
+    boxes: list[TableBox], grids: list[BBox], score: float, min_widen: float = 0.0, frames: list[BBox] | None = None
 ) -> tuple[list[TableBox], int, int]:
     """The page's tables after the rules, with how many boxes were split and grids added.
 
     Added grids take `score` (the detector's threshold: they are as sure as its weakest table).
     A box is widened only on a side where the grid sticks out by `min_widen` pixels or more: a
     detector's edge a few pixels inside the frame is its usual margin, and moving it by 6 px cost a
-    clean page's table its spanning header."""
+    clean page's table its spanning header. A box is split only into separate `frames` (the
+    grids, where no frames are given): grids that are one frame's parts, its row rules broken
+    between them (`models.ruled_tables.frames`), are one table."""
     out: list[TableBox] = []
     split = 0
+    parts = grids if frames is None else frames
     for box in boxes:
-        inner = [g for g in grids if area(g) > 0 and intersection_area(g, box.bbox) >= INSIDE * area(g)]
+        inner = [g for g in parts if area(g) > 0 and intersection_area(g, box.bbox) >= INSIDE * area(g)]
         if len(inner) >= 2 and _separate(inner):
             out.extend(replace(box, bbox=g) for g in inner)
             split += 1

@@ -274,6 +274,7 @@ def ruled_tables(
         clear_cut_lines,
         cut_at_foreign_rules,
         find_grids,
+        frames,
         is_low,
         trim_to_grid,
     )
@@ -288,7 +289,8 @@ def ruled_tables(
         low = [g.box for g in found if is_low(g, dpi)]
         threshold = run.engine.detection_threshold(s)
         if grids:
-            boxes[p], _, _ = reconcile(boxes[p], grids, threshold, WIDEN_MIN_IN * dpi)
+            parts = frames(page, grids, dpi)
+            boxes[p], _, _ = reconcile(boxes[p], grids, threshold, WIDEN_MIN_IN * dpi, parts)
         if low:  # a table of two ruled rows the detector missed; never a box's reshaping
             boxes[p], _ = with_uncovered(boxes[p], low, threshold)
         if not grids:
