@@ -160,6 +160,19 @@ def detector_views(run: Run, loaded: dict[int, Page], results: dict[int, PageRes
     return {p: detector_input(im, s) if results[p].original is not None else im for p, (im, _) in loaded.items()}
 
 
+def page_tables(run: Run, pred: list[dict[str, Any]], page_size: tuple[int, int]) -> list[TableBox]:
+    """A detector's prediction for one page as its tables, by the engine's threshold and the
+    detection settings (every detector pass reads its predictions so)."""
+    s = run.settings
+    return select_tables(
+        pred,
+        threshold=run.engine.detection_threshold(s),
+        rotated_threshold=s.detection.rotated_threshold,
+        merge_iou=s.detection.merge_iou,
+        page_size=page_size,
+    )
+
+
 def detect_tables(run: Run, loaded: dict[int, Page], views: dict[int, Image.Image]) -> dict[int, list[TableBox]]:
     """The tables on each page (read as `views` holds it), one batched detector call (or the
     whole page in page mode)."""
@@ -169,16 +182,7 @@ def detect_tables(run: Run, loaded: dict[int, Page], views: dict[int, Image.Imag
         }
     s = run.settings
     preds = run.stages.detector.predict([views[p] for p in loaded], s.models.detection_batch_size)
-    return {
-        p: select_tables(
-            pred,
-            threshold=run.engine.detection_threshold(s),
-            rotated_threshold=s.detection.rotated_threshold,
-            merge_iou=s.detection.merge_iou,
-            page_size=im.size,
-        )
-        for (p, (im, _)), pred in zip(loaded.items(), preds)
-    }
+    return {p: page_tables(run, pred, im.size) for (p, (im, _)), pred in zip(loaded.items(), preds)}
 
 
 def second_pass(
@@ -200,13 +204,7 @@ def second_pass(
         assert original is not None
         transform = results[p].transform
         assert transform is not None
-        found = select_tables(
-            pred,
-            threshold=run.engine.detection_threshold(s),
-            rotated_threshold=s.detection.rotated_threshold,
-            merge_iou=s.detection.merge_iou,
-            page_size=original.size,
-        )
+        found = page_tables(run, pred, original.size)
         to_norm = invert(transform.to_original)
         w, h = loaded[p][0].size
         boxes[p] = [replace(b, bbox=clip(unbound_box(to_norm, b.bbox), (0.0, 0.0, float(w), float(h)))) for b in found]
@@ -238,13 +236,7 @@ def dotted_rules_pass(
         return
     preds = run.stages.detector.predict(list(drawn.values()), s.models.detection_batch_size)
     for p, pred in zip(drawn, preds):
-        boxes[p] = select_tables(
-            pred,
-            threshold=run.engine.detection_threshold(s),
-            rotated_threshold=s.detection.rotated_threshold,
-            merge_iou=s.detection.merge_iou,
-            page_size=views[p].size,
-        )
+        boxes[p] = page_tables(run, pred, views[p].size)
 
 
 LOW_BOX_SHARE = 0.06  # a box this share of the page high at most may be a band of text (2-3 lines)
