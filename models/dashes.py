@@ -25,6 +25,7 @@ from statistics import median
 import numpy as np
 from PIL import Image
 
+from models.page_normalise import is_binary
 from models.ppocr.components import component_boxes
 from worker.core.types import Word
 
@@ -143,7 +144,9 @@ def _on_a_line(bar: np.ndarray, glyphs: np.ndarray, bars: np.ndarray) -> bool:
 def _in_screen(bar: np.ndarray, parts: np.ndarray, unit: float) -> bool:
     """Dots all around the bar: it is a clump of a halftone screen (a shaded header band a
     photocopy dotted), not a dash set on paper. eu-017 p2's photocopy gave its header band
-    eleven such dashes, and the columns split at them (5 columns read as 11)."""
+    eleven such dashes, and the columns split at them (5 columns read as 11). Asked of black and
+    white crops only: a grey scan's grain is no screen, and on the noise scan the same rule took
+    dashes out of eu-018 p1's grainy header band unevenly and its header rows ran together."""
     x0, y0, x1, y1 = (float(v) for v in bar)
     cy = (y0 + y1) / 2
     small = ((parts[:, 2] - parts[:, 0]) <= DOT * unit) & ((parts[:, 3] - parts[:, 1]) <= DOT * unit)
@@ -165,11 +168,14 @@ def placeholder_dashes(crop: Image.Image, words: Sequence[Word]) -> list[Word]:
     bars, glyphs = _bars(mask, parts, unit)
     if not len(bars):
         return []
+    screened = is_binary(crop)  # only a black-and-white copy prints a shade as a screen of dots
     others = np.concatenate([bars, glyphs])
     rules = _rule_levels(parts, unit)
     out: list[Word] = []
     for bar in bars[~in_words(bars, words, unit / 2)]:  # a bar inside a word was read, as part of it
-        if not _alone(bar, others, unit) or not _on_a_line(bar, glyphs, bars) or _in_screen(bar, parts, unit):
+        if not _alone(bar, others, unit) or not _on_a_line(bar, glyphs, bars):
+            continue
+        if screened and _in_screen(bar, parts, unit):
             continue
         if len(rules) and np.abs(rules - (bar[1] + bar[3]) / 2).min() <= ON_RULE:
             continue  # a piece of a rule whose longer pieces lie at the same height
