@@ -75,7 +75,12 @@ def test_the_pipeline_finds_a_table_its_detector_lost_to_dotted_rules(tmp_path: 
     found = {}
     for on in (True, False):
         settings = Settings(
-            _env_file=None, engine="embedded", device="cpu", normalise={"solid_dotted_rules": on}, dpi=144
+            _env_file=None,
+            engine="embedded",
+            device="cpu",
+            ocr={"engine": "ppocr"},  # the product's choice once its files are there (tesseract misreads this font)
+            normalise={"solid_dotted_rules": on},
+            dpi=144,
         )
         manifest = extract_document(
             pdf, stages=load_stages(settings), storage=LocalStorage(tmp_path / f"out-{on}"), settings=settings
