@@ -77,33 +77,34 @@ def frames(
     dots bridged), joined into one box. A photocopy broke the thin rules of eu-007 p5's rows, so
     that its grid came out as three and the table's box was split into them (seed 1); two
     tables one above the other have a caption between them and no side rules through it."""
-    dark = np.asarray(image.convert("L")) < DARK
     out = sorted(grids, key=lambda g: g[1])
+    grey: np.ndarray | None = None  # read only where two grids line up
     i = 0
     while i + 1 < len(out):
         a, b = out[i], out[i + 1]
-        if _one_frame(a, b, dark, dpi):
-            out[i : i + 2] = [(min(a[0], b[0]), a[1], max(a[2], b[2]), max(a[3], b[3]))]
-        else:
-            i += 1
+        if _lined_up(a, b, dpi):
+            grey = np.asarray(image.convert("L")) if grey is None else grey
+            if _sides_run_on(a, b, grey):
+                out[i : i + 2] = [(min(a[0], b[0]), a[1], max(a[2], b[2]), max(a[3], b[3]))]
+                continue
+        i += 1
     return out
 
 
-def _one_frame(
-    a: tuple[float, float, float, float], b: tuple[float, float, float, float], dark: np.ndarray, dpi: int
-) -> bool:
-    """Whether grid `b`, just under grid `a`, continues `a`'s frame (see `frames`)."""
+def _lined_up(a: tuple[float, float, float, float], b: tuple[float, float, float, float], dpi: int) -> bool:
+    """Whether grid `b`, just under grid `a`, has `a`'s sides and lies close under it (see `frames`)."""
     sides = FRAME_SIDES_IN * dpi
-    if abs(a[0] - b[0]) > sides or abs(a[2] - b[2]) > sides:
-        return False
+    return abs(a[0] - b[0]) <= sides and abs(a[2] - b[2]) <= sides and b[1] - a[3] <= FRAME_GAP_IN * dpi
+
+
+def _sides_run_on(a: tuple[float, float, float, float], b: tuple[float, float, float, float], grey: np.ndarray) -> bool:
+    """Whether both side rules of grid `a` run on through the paper (`grey`, the page) down to grid `b`."""
     top, bottom = int(round(a[3])), int(round(b[1]))
-    if bottom - top > FRAME_GAP_IN * dpi:
-        return False
     if bottom - top <= 2:
         return True
     for x in (a[0], a[2]):
         x0, x1 = max(0, int(round(x)) - FRAME_SLACK_PX), int(round(x)) + FRAME_SLACK_PX + 1
-        rows: np.ndarray = np.asarray(dark[top:bottom, x0:x1].any(axis=1))
+        rows: np.ndarray = np.asarray((grey[top:bottom, x0:x1] < DARK).any(axis=1))
         bridged = rows.copy()  # a dotted rule's dots, a pixel or two apart, bridged
         for d in range(1, FRAME_SLACK_PX + 1):
             bridged[d:] |= rows[:-d]
