@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from helpers import grid_texts as texts
 
 from worker.core.box_text import lift_box_text, with_box_text
@@ -202,3 +204,50 @@ def test_the_end_of_a_caption_cut_by_the_crop_and_ruled_off_from_the_table_moves
         if cell.row == 0 and cell.bbox is not None:
             cell.text = " ".join(w.text for w in label if cell.bbox[0] <= (w.bbox[0] + w.bbox[2]) / 2 < cell.bbox[2])
     assert lift_box_text(grid, [*label, *words], RulingLines(h=(ROW_H - 2.0,), v=())).caption == [] and grid.n_rows == 4
+
+
+def _note_row(text: str, gap_after: int | None = None, mark: str | None = None) -> tuple[TableGrid, list[Word]]:
+    """BODY with a last row over every column holding `text` (its words `gap_after` stretched by a
+    justified line's wide space) and `mark`, a footnote mark on a line of its own over it."""
+    grid, words = make_grid([*BODY, [""] * 4], spans={3: ""})
+    note = run_words(text, 4.0, 3 * ROW_H + 14.0)
+    if gap_after is not None:
+        shifted = [replace(w, bbox=(w.bbox[0] + 40, w.bbox[1], w.bbox[2] + 40, w.bbox[3])) for w in note[gap_after:]]
+        note[gap_after:] = shifted
+    if mark is not None:
+        note.insert(0, Word(mark, (4.0, 3 * ROW_H + 1.0, 9.0, 3 * ROW_H + 9.0)))
+    cell = next(c for c in grid.cells if c.row == 3)
+    cell.text = " ".join(w.text for w in note)
+    return grid, words + note
+
+
+def test_a_note_whose_start_ocr_gave_an_accent_moves_to_the_notes():
+    grid, words = _note_row("Sourcé: SAVE 2009, data is weighted.")
+    moved = lift_box_text(grid, words)
+    assert texts(grid) == BODY
+    assert moved.notes == ["Sourcé: SAVE 2009, data is weighted."]
+
+
+def test_a_justified_note_line_with_a_wide_space_moves_to_the_notes_under_its_footnote_mark():
+    text = "Source: Bloomberg; data from the start to the end of quarters"
+    grid, words = _note_row(text, gap_after=8, mark="1")
+    moved = lift_box_text(grid, words)
+    assert texts(grid) == BODY
+    assert moved.notes == [f"1 {text}"]
+
+
+def test_a_last_row_with_a_wide_gap_that_is_no_note_stays():
+    text = "Remaining regions with the islands and the overseas areas"
+    grid, words = _note_row(text, gap_after=6, mark="1")
+    assert lift_box_text(grid, words).notes == []
+    assert grid.n_rows == 4
+
+
+def test_a_blank_last_row_over_every_column_is_dropped_and_blank_rows_of_cells_stay():
+    grid, words = make_grid([[""] * 4, *BODY, [""] * 4], spans={4: ""})
+    moved = lift_box_text(grid, words)
+    assert texts(grid) == [[""] * 4, *BODY]
+    assert moved.repairs == ["box_text: a blank last row dropped"] and grid.n_rows == 4
+    # a row of blank cells, one a column (a shaded total row whose letters a photocopy lost)
+    grid, words = make_grid([*BODY, [""] * 4])
+    assert lift_box_text(grid, words).repairs == [] and grid.n_rows == 4

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from worker.core.captions import CAPTION_START, NOTE_START, Context
+from worker.core.captions import Context, starts_caption, starts_note
 from worker.core.text_lines import TextLine, text_lines
 from worker.core.types import Cell, RulingLines, TableGrid, Word
 
@@ -28,6 +28,7 @@ SAME_RUN_GAP = 1.5  # word heights: a wider gap inside a line separates columns,
 MAX_EDGE_LINES = 4  # at most this many lines are lifted from one edge
 DEBRIS_GLYPHS = frozenset("|lI[]")
 RULE_TOLERANCE = 2.0  # pixels either side of a glyph that a rule may lie
+MARK_CHARS = 2  # a line this short over a note's first line is its footnote mark, or a speck
 EDGE_PX = 1.0  # a word starting this close to the crop's top edge was cut by it
 _NUMBER = re.compile(r"^[\s\d.,%()+\-–—*]+$")
 
@@ -84,12 +85,19 @@ def _crosses(line: TextLine, gutters: list[float]) -> bool:
 
 def _is_caption(text: str, own_row: bool) -> bool:
     """A numbered caption, or a title sentence longer than a header label, in a row of its own."""
-    return bool(CAPTION_START.match(text)) or (own_row and _long_sentence(text, LONG_TITLE_WORDS))
+    return starts_caption(text) or (own_row and _long_sentence(text, LONG_TITLE_WORDS))
 
 
 def _is_note(text: str, own_row: bool) -> bool:
     """A note by its start, or a long sentence in a row of its own (not spread over cells)."""
-    return bool(NOTE_START.match(text)) or (own_row and _long_sentence(text))
+    return starts_note(text) or (own_row and _long_sentence(text))
+
+
+def _justified_note(text: str) -> bool:
+    """A note's line whose spaces justification stretched past a column gap (eu-011 p3's "Source:
+    Bloomberg ... quarters;   the series are integrated"): it starts as a note and runs on as a
+    sentence. A last row labelled "Sources of income" holds numbers, not eight words."""
+    return starts_note(text) and _long_sentence(text)
 
 
 def _long_sentence(text: str, n: int = LONG_SENTENCE_WORDS) -> bool:
@@ -115,7 +123,7 @@ def _edge_block(
     order = lines if top else list(reversed(lines))
     block: list[TextLine] = []
     for line in order[:MAX_EDGE_LINES]:
-        if not _one_run(line):
+        if not (_one_run(line) or (not top and _justified_note(line.text))):
             break
         block.append(line)
     if not top:
@@ -126,9 +134,11 @@ def _edge_block(
         return []
     if not any(_crosses(line, gutters) for line in block):
         # Nothing crosses a gutter: only a whole row shaped by its start ("Table 2", "Source:").
-        if len(block) != len(lines) or not (CAPTION_START if top else NOTE_START).match(block[0].text):
+        if len(block) != len(lines) or not (starts_caption if top else starts_note)(block[0].text):
             return []
     first = block[0].text
+    if len(block) > 1 and len(first) <= MARK_CHARS:  # a footnote mark (or a speck) over its note
+        first = f"{first} {block[1].text}"
     own_row = len(block) == len(lines) and len({owners[id(w)] for line in block for w in line.words}) == 1
     # a title sentence the model dealt out over several cells of the top row spans no columns as
     # a label would (a long question over its answers is one spanning cell): a caption's line
@@ -284,8 +294,24 @@ def lift_box_text(grid: TableGrid, words: list[Word], lines: RulingLines | None 
                 placed = [w for w in placed if id(w) not in taken]
     if lines is not None and placed:
         _trim_debris(grid, placed, lines, out)
+    _drop_blank_last_rows(grid, out)
     grid.repairs.extend(out.repairs)
     return out
+
+
+def _drop_blank_last_rows(grid: TableGrid, out: BoxText) -> None:
+    """Drop last rows that are one blank cell over every column: the paper between the last row
+    and a note the crop took in (eu-006 p3 on the photocopy: the note's words lay outside the
+    table's box, and the row the model drew for them stayed, empty). A blank row of cells, one a
+    column, stays: on a photocopy a shaded total row can lose its letters (eu-020 p3), and an
+    empty row over the header may be one whose letters the scan lost."""
+    while grid.n_rows > 2:
+        r = grid.n_rows - 1
+        mine = [c for c in grid.cells if c.row <= r < c.row + c.rowspan]
+        if len(mine) != 1 or mine[0].colspan != grid.n_cols or mine[0].rowspan > 1 or mine[0].text.strip():
+            return
+        _drop_row(grid, r)
+        out.repairs.append("box_text: a blank last row dropped")
 
 
 def _norm(text: str) -> str:

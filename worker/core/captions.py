@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import statistics
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,13 +24,31 @@ CAPTION_START = re.compile(
     r"(?:[A-Z]{0,3}\d+(?:[.\-]\s?\d+)*[a-z]?|[IVXLC]+|[A-Z])(?=$|[\s:.\-–—|)])"
 )
 NOTE_START = re.compile(
-    r"^(?:notes?\b|sources?\b|\*|†|‡|§|¹|²|³|\(?[a-z1-9]\)\s|[a-z1-9]\)|"
+    r"^(?:(?:\S\s)?(?:notes?|sources?)\b|\*|†|‡|§|¹|²|³|\(?[a-z1-9]\)\s|[a-z1-9]\)|"
     r"all (?:figures|amounts|values)|figures (?:are )?in|amounts (?:are )?in|"
     r"n\s*=|p\s*[<=>])",
     re.IGNORECASE,
 )
 PAGE_MARGIN = 0.08  # share of the page height at top and bottom holding running heads, page numbers
 CONTINUED = re.compile(r"\b(?:continued|cont(?:'|’)?d|cont\.|\(cont|fortsetzung|suite|continuación)\b", re.IGNORECASE)
+
+
+def plain(text: str) -> str:
+    """`text` without accents: OCR puts them on plain letters ("Sourcé: ...", "Tablé 3"), and a
+    caption's or a note's start is matched on its letters alone. NFD, not NFKD: "¹" stays a
+    footnote mark."""
+    return "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+
+
+def starts_caption(text: str) -> bool:
+    """Whether `text` starts as a numbered caption does ("Table 3", "Tab. IV")."""
+    return bool(CAPTION_START.match(plain(text)))
+
+
+def starts_note(text: str) -> bool:
+    """Whether `text` starts as a note does ("Source:", "Note", "*", "(a) "; "1 Source:", a mark
+    or a speck read as one before the word)."""
+    return bool(NOTE_START.match(plain(text)))
 
 
 @dataclass(slots=True)
@@ -155,7 +174,7 @@ def _notes(lines: list[Line]) -> list[str]:
     """Note lines into notes: a line starting like a note opens a new one, others continue it."""
     notes: list[str] = []
     for ln in lines:
-        if not notes or NOTE_START.match(ln.text):
+        if not notes or starts_note(ln.text):
             notes.append(ln.text)
         else:
             notes[-1] += " " + ln.text
@@ -209,7 +228,7 @@ def capture_context(
         ln
         for ln in above
         if not (
-            NOTE_START.match(ln.text)
+            starts_note(ln.text)
             and any(0 <= ln.bbox[1] - b[3] <= max_gap * line_h and _x_overlap(b, ln) for b in others)
         )
     ]
@@ -220,7 +239,7 @@ def capture_context(
     block = _block(above, table[1] - above[0].bbox[3] if above else 0.0, line_h, max_gap)
     caption_lines: list[Line] = []
     if block:
-        marked = next((i for i, ln in enumerate(block[:caption_max_lines]) if CAPTION_START.match(ln.text)), None)
+        marked = next((i for i, ln in enumerate(block[:caption_max_lines]) if starts_caption(ln.text)), None)
         if marked is not None:
             caption_lines = block[: marked + 1]
         elif len(block) <= caption_max_lines:
@@ -232,7 +251,7 @@ def capture_context(
     if block:
         if len(block) <= notes_max_lines:
             note_lines = block
-        elif NOTE_START.match(block[0].text):
+        elif starts_note(block[0].text):
             note_lines = block[:notes_max_lines]
     note_lines = _read_part(note_lines)
     ctx.notes = _notes(note_lines)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from worker.core.captions import plain
 from worker.core.types import Cell, TableGrid
 
 PATH_SEP = " / "
@@ -278,9 +279,8 @@ def is_caption_text(text: str) -> bool:
     (five words or more ending in a full stop), or a dozen words and more."""
     t = clean(text)
     words = t.split()
-    return bool(t) and (
-        bool(_CAPTION_START.match(t)) and len(words) >= 2 or (len(words) >= 5 and t.endswith(".")) or len(words) >= 12
-    )
+    started = bool(_CAPTION_START.match(plain(t)))
+    return bool(t) and (started and len(words) >= 2 or (len(words) >= 5 and t.endswith(".")) or len(words) >= 12)
 
 
 def title_rows(grid: TableGrid, header_rows: int) -> int:
