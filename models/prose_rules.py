@@ -21,6 +21,7 @@ from models.rules import DARK, RULE_MAX_THICKNESS_PX, rule_length, runs
 
 FULL_RULE_FILL = 0.8  # a row dark along this share of the box's width is a rule across the table
 GUTTER_LINES = 1.0  # a gap this many of its line's heights wide parts a line into columns
+MIN_GUTTER_IN = 0.1  # ... and this many inches at least (a word space of 10-point text is half that)
 WIDE_LINE = 0.5  # a line of prose runs across this share of the box at least
 MAX_CUT_SHARE = 0.4  # what lies beyond the rule is at most this share of the box's height
 MIN_LINE_PX = 3  # bands of ink lower than this are specks, not lines
@@ -55,12 +56,12 @@ def cut_prose_at_rules(
     first, last = rules[0], rules[-1]
     fringe = RULE_MAX_THICKNESS_PX  # a rule's ragged edges (a residual tilt) are not text
     if crop_top + first[0] - y0 <= MAX_CUT_SHARE * height:
-        above = _prose(*_ink(window[: max(0, first[0] - fringe)], length), MAX_LINE_IN * dpi)
+        above = _prose(*_ink(window[: max(0, first[0] - fringe)], length), dpi, outer="top")
         if above:
             start = min(above[-1][1] + 1, first[0] - 1)  # the first blank row under the prose
             y0 = max(y0, min(y1, crop_top + start + top))
     if y1 - (crop_top + last[1]) <= MAX_CUT_SHARE * height:
-        below = _prose(*_ink(window[last[1] + 1 + fringe :], length), MAX_LINE_IN * dpi)
+        below = _prose(*_ink(window[last[1] + 1 + fringe :], length), dpi, outer="bottom")
         if below:
             end = max(last[1] + fringe + below[0][0], last[1] + 1)  # the last blank row over it
             y1 = min(y1, max(y0, crop_top + end + 1 - bottom))
@@ -75,14 +76,20 @@ def _ink(strip: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
     return dark & ~runs(close_gaps(dark), length), dark
 
 
-def _prose(text: np.ndarray, dark: np.ndarray, tallest: float) -> list[tuple[int, int]]:
+def _prose(text: np.ndarray, dark: np.ndarray, dpi: int, outer: str) -> list[tuple[int, int]]:
     """The lines (first row, past-last row) of `text` (ink, rules left out) when they are lines
     of prose: one line at least, each one run of ink with no gutter in it (specks beside it,
     narrower than half its height, aside; a lone speck narrower than twice its height is no
     line) and mostly paper in `dark` (all ink, rules too: a
     header band's fill, its white letters breaking its rows into pieces, is no prose), one of
-    them across WIDE_LINE of the width, and none taller than `tallest` (a scan's grain left no
-    blank row between a header band and the rows under it: one band of ink, no line); else none."""
+    them across WIDE_LINE of the width, and none taller than MAX_LINE_IN (a scan's grain left no
+    blank row between a header band and the rows under it: one band of ink, no line); else none.
+    A band the strip's `outer` edge ("top" or "bottom") cuts through, lower than the lines
+    under (over) it, is the end of a line the crop cut (eu-026 p4 on the photocopy: a caption's
+    descenders over its last line): it neither makes nor breaks the prose, but it is a line as
+    wide as its ink. A gutter is at least MIN_GUTTER_IN wide: the line the strip's inner edge
+    cuts short (the rule's fringe left out) still has its word spaces."""
+    tallest, least_gutter = MAX_LINE_IN * dpi, MIN_GUTTER_IN * dpi
     inked = text.sum(axis=1) >= 2
     edges = np.flatnonzero(np.diff(np.concatenate([[0], inked.astype(np.int8), [0]])))
     bands: list[tuple[int, int]] = []
@@ -93,11 +100,18 @@ def _prose(text: np.ndarray, dark: np.ndarray, tallest: float) -> list[tuple[int
             bands.append((a, b))
     lines = [(a, b) for a, b in bands if b - a >= MIN_LINE_PX]
     wide = False
+    if len(lines) > 1:
+        edge, inner = (lines[0], lines[1]) if outer == "top" else (lines[-1], lines[-2])
+        cut = edge[0] == 0 if outer == "top" else edge[1] == text.shape[0]
+        if cut and edge[1] - edge[0] < inner[1] - inner[0]:
+            lines.remove(edge)  # its extent still tells a caption's full line
+            xs = np.flatnonzero(text[edge[0] : edge[1]].any(axis=0))
+            wide = xs[-1] - xs[0] + 1 >= WIDE_LINE * text.shape[1]
     if any(b - a > tallest for a, b in lines):
         return []
     for a, b in lines:
         xs = np.flatnonzero(text[a:b].any(axis=0))
-        cuts = np.flatnonzero(np.diff(xs) > GUTTER_LINES * (b - a))
+        cuts = np.flatnonzero(np.diff(xs) > max(GUTTER_LINES * (b - a), least_gutter))
         parts = [(xs[i], xs[j]) for i, j in zip([0, *(cuts + 1)], [*cuts, len(xs) - 1])]
         parts = [(u, v) for u, v in parts if v - u + 1 >= 0.5 * (b - a)]
         if len(parts) == 1 and parts[0][1] - parts[0][0] + 1 < 2 * (b - a):

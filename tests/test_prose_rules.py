@@ -98,3 +98,33 @@ def test_ink_run_together_over_many_rows_is_no_line_of_prose():
     pixels[88:198, LEFT:RIGHT][grain] = 0
     box = (float(LEFT), 90.0, float(RIGHT), 430.0)
     assert cut_prose_at_rules(Image.fromarray(pixels), box, DPI, MARGINS) == box
+
+
+def _caption_page(last_line_y: int, last_line: str = "the question and their mean loss.") -> Image.Image:
+    """A table under a two-line caption: a full-width line, then a short last line at
+    `last_line_y` over the top rule (eu-026 p4's "and the average fraction of wealth lost are
+    reported.")."""
+    page = _page(caption=False)
+    d = ImageDraw.Draw(page)
+    font = ImageFont.load_default(size=24)
+    first = "This table contains the frequency and the share of respondents who answered"
+    d.text((LEFT, 128), first, fill=0, font=font)
+    d.text((LEFT, last_line_y), last_line, fill=0, font=font)
+    return page
+
+
+def test_a_caption_line_the_crop_cuts_in_half_counts_as_wide_and_the_short_line_under_it_is_cut_off():
+    page = _caption_page(160)
+    box = (float(LEFT), 153.0, float(RIGHT), 480.0)  # the crop (8 px over it) cuts the first line in half
+    top = round(cut_prose_at_rules(page, box, DPI, MARGINS)[1] - MARGINS[0])
+    lines = (np.asarray(page)[:, LEFT:RIGHT] < 160).sum(axis=1) >= 2
+    assert 180 < top < TOP_RULE and not lines[top : TOP_RULE - 1].any()
+
+
+def test_a_caption_line_on_the_rule_cut_short_by_its_fringe_keeps_its_word_spaces():
+    # eu-026 p4's photocopy: the caption's last line sits on the top rule, and the strip over
+    # the rule (its ragged fringe left out) holds only the top of its letters
+    page = _caption_page(177, "the  question  and  their  mean  loss.")
+    box = (float(LEFT), 120.0, float(RIGHT), 480.0)
+    top = round(cut_prose_at_rules(page, box, DPI, MARGINS)[1] - MARGINS[0])
+    assert 185 < top < TOP_RULE
