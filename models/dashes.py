@@ -11,7 +11,8 @@ A dash is a mark of the crop that no OCR word holds and that looks like nothing 
 solid bar, much wider than tall, short against the text's glyphs, with no other mark on its
 line within a glyph's height or so (text the OCR did not read, or the next piece of a broken
 rule) and no glyph just above or below it (an underline), set at the height of some glyph of
-the crop (a row's text line; a piece of a broken rule lies between the lines). Ruling lines are joined into one
+the crop (a row's text line; a piece of a broken rule lies between the lines), clear of the
+crop's border (a mark the crop cut may be any glyph's piece). Ruling lines are joined into one
 frame far larger than any glyph, so a rule never passes; specks are let be. The dashes join
 the words before the grid is built, so they also tell the column rules where a column of
 dashes is. Every size is a share of the glyphs' height, none in pixels.
@@ -155,6 +156,13 @@ def _in_screen(bar: np.ndarray, parts: np.ndarray, unit: float) -> bool:
     return int((small & near).sum()) >= SCREEN_DOTS
 
 
+def _at_edge(bar: np.ndarray, size: tuple[int, int]) -> bool:
+    """Whether the bar touches the crop's border: the crop cut it off whatever it belongs to (eu-026
+    p5: the tops of a note's letters under the crop's last row of paper), so nothing says it is
+    a dash on its own."""
+    return bool(bar[0] <= 0 or bar[1] <= 0 or bar[2] >= size[0] or bar[3] >= size[1])
+
+
 def placeholder_dashes(crop: Image.Image, words: Sequence[Word]) -> list[Word]:
     """A `-` word for every lone dash of the crop that no OCR word holds, boxed like a line of
     text around the bar so the grid builder deals it to its cell as any word."""
@@ -173,7 +181,7 @@ def placeholder_dashes(crop: Image.Image, words: Sequence[Word]) -> list[Word]:
     rules = _rule_levels(parts, unit)
     out: list[Word] = []
     for bar in bars[~in_words(bars, words, unit / 2)]:  # a bar inside a word was read, as part of it
-        if not _alone(bar, others, unit) or not _on_a_line(bar, glyphs, bars):
+        if _at_edge(bar, crop.size) or not _alone(bar, others, unit) or not _on_a_line(bar, glyphs, bars):
             continue
         if screened and _in_screen(bar, parts, unit):
             continue

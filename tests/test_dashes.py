@@ -191,3 +191,11 @@ def test_a_clump_of_a_halftone_screen_is_not_a_dash_and_a_dash_on_paper_beside_i
 
     found = placeholder_dashes(*copied(*_table(screen_below_and_dash_on_paper)))
     assert [(w.text, w.bbox[0]) for w in found] == [("-", 500)]
+
+
+def test_a_bar_the_crops_border_cuts_is_no_dash() -> None:
+    # eu-026 p5: the crop ended in the tops of a note's letters, and one of them read as a dash;
+    # here a bar on a row's line that the crop's right border cuts (whatever it is part of)
+    image, words = _table(lambda d: d.rectangle((552, 31, 559, 33), fill=0))
+    assert [w.text for w in placeholder_dashes(image.crop((0, 0, 570, 120)), words)] == ["-"]
+    assert placeholder_dashes(image.crop((0, 0, 558, 120)), words) == []
