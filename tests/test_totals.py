@@ -356,3 +356,18 @@ def test_points_as_many_as_commas_are_commas_where_the_table_prints_decimals_aft
     # the same counts in a table that prints decimals after a comma: its points group thousands
     european = [[r[0], r[1].replace(".", ","), r[2]] for r in rows]
     assert repair_glyphs(grid_of(european)) == []
+
+
+def test_a_decimal_point_a_photocopy_erased_is_put_back_where_the_column_prints_one() -> None:
+    # eu-016 p3's photocopy: the dot of "100.0" and "13.8" gone, read as a space
+    rows = [["Country", "Domestic (%)", "Imported (%)", "Total (n)"]]
+    rows += [["A", "86.2", "13 8", "3 375"], ["B", "100 0", "0", "3,973"], ["C", "81.0", "3.8", "158"]]
+    rows += [["D", "98.6", "1.4", "10 000"]]
+    fixes = [(r["from"], r["to"], r["rule"]) for r in repair_glyphs(grid_of(rows))]
+    # thousands grouped with a space ("3 375", "10 000") are numbers already: never touched
+    assert fixes == [("13 8", "13.8", "lost_point"), ("100 0", "100.0", "lost_point")]
+    # a column printing no decimals, or the table printing them after a comma: nothing said
+    whole = [["Item", "N"], ["A", "12"], ["B", "100 0"], ["C", "7"]]
+    assert repair_glyphs(grid_of(whole)) == []
+    european = [[r[0], r[1].replace(".", ","), r[2].replace(".", ","), r[3]] for r in rows]
+    assert repair_glyphs(grid_of(european)) == []

@@ -22,6 +22,10 @@ so nothing is changed; a repair is made only where the context says a digit is m
   Where the column holds as many points so placed, it is repaired only when the table prints
   its decimals after a point (`86.2`, `13.8`, no `86,2`); a table that prints them after a
   comma (a European one, grouping with points) is never touched.
+- a decimal point a photocopy erased (`lost_point`): `100 0` and `13 8` (the OCR reads a space
+  where the dot was) in a column whose numbers print one decimal after a point (two or more)
+  are `100.0` and `13.8`. Such a text parses as no number (`3 375` does: a thousands group has
+  three digits, and a column of three decimals is never touched).
 Every repair is returned (cell, before, after, rule) so the record says what was changed.
 """
 
@@ -55,6 +59,7 @@ _POINT_GROUPED = re.compile(r"^([-+−]?[1-9]\d{0,2})((\.\d{3})+)(%?)$")
 _DASHED = re.compile(r"^[-–—]\s+")
 _POINT_DECIMAL = re.compile(r"^[-+−]?\d+\.\d{1,2}%?$")
 _COMMA_DECIMAL = re.compile(r"^[-+−]?\d+,\d{1,2}%?$")
+_SPACED_DECIMAL = re.compile(r"^([-+−]?\d+) (\d{1,2})(%?)$")
 
 
 def _as_digits(text: str) -> str:
@@ -127,6 +132,15 @@ def _stray_mark_repair(text: str, decimals: set[int], others: list[str]) -> str 
     return fixed if fixed != text.strip() and parse_number(fixed).kind == "number" else None
 
 
+def _lost_point_repair(text: str, decimals: set[int]) -> str | None:
+    """`text` with the decimal point a photocopy erased put back (module docstring), given the
+    decimals its column prints after a point; None where it is no such figure."""
+    m = _SPACED_DECIMAL.match(text.strip())
+    if not m or len(m.group(2)) not in decimals:
+        return None
+    return f"{m.group(1)}.{m.group(2)}{m.group(3)}"
+
+
 def _decimal_mark(texts: list[str]) -> str | None:
     """The mark the table prints its decimals after: "." where two of its numbers or more have
     one or two digits after a point and none after a comma, "," the other way round, else None."""
@@ -190,6 +204,8 @@ def repair_glyphs(grid: TableGrid) -> list[dict[str, Any]]:
             if fixed is None:
                 others = [texts[id(o)] for o in owned if o.col == cell.col and o.colspan == 1 and o is not cell]
                 fixed, rule = _stray_mark_repair(cell.text, decimals[cell.col], others), "stray_marks"
+                if fixed is None and mark != ",":
+                    fixed, rule = _lost_point_repair(cell.text, decimals[cell.col]), "lost_point"
                 if fixed is None:
                     fixed, rule = _grouping_point_repair(cell.text, others, mark), "grouping_point"
         if fixed is None:
