@@ -300,16 +300,15 @@ def lift_box_text(grid: TableGrid, words: list[Word], lines: RulingLines | None 
 
 
 def _drop_blank_last_rows(grid: TableGrid, out: BoxText) -> None:
-    """Drop last rows that hold no text at all: the paper between the last row and a note the
-    crop took in (eu-006 p3 on the photocopy: the note's words lay outside the table's box, and
-    the row the model drew for them stayed, empty, over every column; eu-016 p3: a row of empty
-    cells between the last country and the note). A blank last row tells a reader nothing; where a scan erased
-    a whole row's letters, its values are lost either way. An empty row over the header stays:
-    it may hold the labels' places."""
+    """Drop last rows that are one blank cell over every column: the paper between the last row
+    and a note the crop took in (eu-006 p3 on the photocopy: the note's words lay outside the
+    table's box, and the row the model drew for them stayed, empty). A blank row of cells, one a
+    column, stays: it is a row whose words the grid dealt elsewhere (eu-001 p1 on the noise scan:
+    dropping it cost the table a row) or whose letters the scan lost."""
     while grid.n_rows > 2:
         r = grid.n_rows - 1
         mine = [c for c in grid.cells if c.row <= r < c.row + c.rowspan]
-        if any(c.text.strip() for c in mine) or any(c.rowspan > 1 for c in mine):
+        if len(mine) != 1 or mine[0].colspan != grid.n_cols or mine[0].rowspan > 1 or mine[0].text.strip():
             return
         _drop_row(grid, r)
         out.repairs.append("box_text: a blank last row dropped")
