@@ -236,6 +236,13 @@ def test_a_justified_note_line_with_a_wide_space_moves_to_the_notes_under_its_fo
     assert moved.notes == [f"1 {text}"]
 
 
+def test_a_last_row_labelled_notes_with_its_text_in_the_value_columns_stays():
+    # the gap right after the label is the row's column gap, not a justified space
+    grid, words = _note_row("Notes Headcount at the end of each quarter and year", gap_after=1)
+    assert lift_box_text(grid, words).notes == []
+    assert grid.n_rows == 4
+
+
 def test_a_last_row_with_a_wide_gap_that_is_no_note_stays():
     text = "Remaining regions with the islands and the overseas areas"
     grid, words = _note_row(text, gap_after=6, mark="1")

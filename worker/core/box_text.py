@@ -93,11 +93,15 @@ def _is_note(text: str, own_row: bool) -> bool:
     return starts_note(text) or (own_row and _long_sentence(text))
 
 
-def _justified_note(text: str) -> bool:
+def _justified_note(line: TextLine) -> bool:
     """A note's line whose spaces justification stretched past a column gap (eu-011 p3's "Source:
     Bloomberg ... quarters;   the series are integrated"): it starts as a note and runs on as a
-    sentence. A last row labelled "Sources of income" holds numbers, not eight words."""
-    return starts_note(text) and _long_sentence(text)
+    sentence before its first wide space. A row labelled "Notes" or "Sources of income" has its
+    gap right after the label ("Notes | Headcount at the end of each quarter" stays a row)."""
+    ws = line.words
+    height = max(1.0, min(w.bbox[3] - w.bbox[1] for w in ws))
+    gap = next((i for i in range(1, len(ws)) if ws[i].bbox[0] - ws[i - 1].bbox[2] > SAME_RUN_GAP * height), len(ws))
+    return starts_note(line.text) and _long_sentence(" ".join(w.text for w in ws[:gap]))
 
 
 def _long_sentence(text: str, n: int = LONG_SENTENCE_WORDS) -> bool:
@@ -123,7 +127,7 @@ def _edge_block(
     order = lines if top else list(reversed(lines))
     block: list[TextLine] = []
     for line in order[:MAX_EDGE_LINES]:
-        if not (_one_run(line) or (not top and _justified_note(line.text))):
+        if not (_one_run(line) or (not top and _justified_note(line))):
             break
         block.append(line)
     if not top:
