@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from worker.core.bands import Band
-from worker.core.spans import SpanRect
+from worker.core.spans import SpanRect, join_band
 from worker.core.types import Word
 
 
@@ -31,18 +31,18 @@ def drop_empty_edges(
         return rects, rows, cols, header
     dropped = 0
     while len(rows) > 2 and not _holds(-math.inf, rows[0].hi, words, 1):
-        rects, rows = _merge_first(rects, rows, "row")
+        rects, rows = join_band(rects, rows, 0, 1, "row")
         header = {r - 1 for r in header if r > 0}
         dropped += 1
     while len(rows) > 2 and not _holds(rows[-1].lo, math.inf, words, 1):
-        rects, rows = _merge_last(rects, rows, "row")
+        rects, rows = join_band(rects, rows, len(rows) - 1, len(rows) - 2, "row")
         header = {r for r in header if r < len(rows)}
         dropped += 1
     while len(cols) > 2 and not _holds(-math.inf, cols[0].hi, words, 0):
-        rects, cols = _merge_first(rects, cols, "col")
+        rects, cols = join_band(rects, cols, 0, 1, "col")
         dropped += 1
     while len(cols) > 2 and not _holds(cols[-1].lo, math.inf, words, 0):
-        rects, cols = _merge_last(rects, cols, "col")
+        rects, cols = join_band(rects, cols, len(cols) - 1, len(cols) - 2, "col")
         dropped += 1
     if dropped:
         repairs.append(f"{dropped} empty row(s) or column(s) at the table's edge taken as its margin")
@@ -53,35 +53,3 @@ def _holds(lo: float, hi: float, words: list[Word], axis: int) -> bool:
     """Whether some word's centre lies in [lo, hi) (axis 0: across, 1: down). An edge band
     reaches past the grid: words beyond the model's last row are dealt to it later."""
     return any(lo <= (w.bbox[axis] + w.bbox[axis + 2]) / 2 < hi for w in words)
-
-
-def _merge_first(rects: list[SpanRect], bands: list[Band], axis: str) -> tuple[list[SpanRect], list[Band]]:
-    """Band 0 joined to band 1; cells of band 0 alone dropped, the rest moved up by one."""
-    out = []
-    for r in rects:
-        lo, hi = (r.r0, r.r1) if axis == "row" else (r.c0, r.c1)
-        if hi == 0:
-            continue
-        lo, hi = max(0, lo - 1), hi - 1
-        out.append(_with(r, axis, lo, hi))
-    merged = Band(bands[0].lo, bands[1].hi, max(bands[0].score, bands[1].score))
-    return out, [merged, *bands[2:]]
-
-
-def _merge_last(rects: list[SpanRect], bands: list[Band], axis: str) -> tuple[list[SpanRect], list[Band]]:
-    """The last band joined to the one before; cells of the last alone dropped, spans into it cut."""
-    last = len(bands) - 1
-    out = []
-    for r in rects:
-        lo, hi = (r.r0, r.r1) if axis == "row" else (r.c0, r.c1)
-        if lo == last:
-            continue
-        out.append(_with(r, axis, lo, min(hi, last - 1)))
-    merged = Band(bands[-2].lo, bands[-1].hi, max(bands[-2].score, bands[-1].score))
-    return out, [*bands[:-2], merged]
-
-
-def _with(r: SpanRect, axis: str, lo: int, hi: int) -> SpanRect:
-    if axis == "row":
-        return SpanRect(lo, hi, r.c0, r.c1, r.score, r.projected)
-    return SpanRect(r.r0, r.r1, lo, hi, r.score, r.projected)

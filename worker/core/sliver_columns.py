@@ -14,7 +14,7 @@ from __future__ import annotations
 import statistics
 
 from worker.core.bands import Band
-from worker.core.spans import SpanRect
+from worker.core.spans import SpanRect, join_band
 from worker.core.types import Word
 
 
@@ -34,7 +34,7 @@ def drop_sliver_columns(
             k += 1
             continue
         into = k + 1 if _shared(rects, k, k + 1) > _shared(rects, k - 1, k) else k - 1
-        rects, cols = _remove(rects, cols, k, into)
+        rects, cols = join_band(rects, cols, k, into, "col")
         dropped += 1
     if dropped:
         repairs.append(f"{dropped} wordless column(s) narrower than a letter joined to a neighbour")
@@ -44,18 +44,3 @@ def drop_sliver_columns(
 def _shared(rects: list[SpanRect], a: int, b: int) -> int:
     """How many merged cells span both columns `a` and `b`."""
     return sum(1 for r in rects if r.c0 <= a and b <= r.c1)
-
-
-def _remove(rects: list[SpanRect], cols: list[Band], k: int, into: int) -> tuple[list[SpanRect], list[Band]]:
-    """Column `k` gone into `into` (k - 1 or k + 1): cells of `k` alone dropped, spans over it
-    one column shorter, columns after it moved back by one."""
-    out = []
-    for r in rects:
-        if r.c0 == r.c1 == k:
-            continue
-        c0 = r.c0 - 1 if r.c0 > k else r.c0
-        c1 = r.c1 - 1 if r.c1 >= k else r.c1
-        out.append(SpanRect(r.r0, r.r1, c0, c1, r.score, r.projected))
-    lo = k - 1 if into == k - 1 else k
-    merged = Band(cols[lo].lo, cols[lo + 1].hi, max(cols[lo].score, cols[lo + 1].score))
-    return out, [*cols[:lo], merged, *cols[lo + 2 :]]

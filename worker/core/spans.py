@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from worker.core.bands import Band
+
 
 @dataclass(slots=True)
 class SpanRect:
@@ -99,3 +101,25 @@ def place_spans(
     if dropped:
         repairs.append(f"{dropped} overlapping spanning cell(s) dropped")
     return placed, repairs
+
+
+def join_band(
+    rects: list[SpanRect], bands: list[Band], k: int, into: int, axis: str
+) -> tuple[list[SpanRect], list[Band]]:
+    """Band `k` (a row for axis "row", else a column) joined to its neighbour `into` (k - 1 or
+    k + 1), so that no word in it is lost: cells of band `k` alone are dropped, spans over it
+    are one band shorter, and the bands after it move back by one."""
+    out = []
+    for r in rects:
+        lo, hi = (r.r0, r.r1) if axis == "row" else (r.c0, r.c1)
+        if lo == hi == k:
+            continue
+        lo, hi = (lo - 1 if lo > k else lo), (hi - 1 if hi >= k else hi)
+        out.append(
+            SpanRect(lo, hi, r.c0, r.c1, r.score, r.projected)
+            if axis == "row"
+            else SpanRect(r.r0, r.r1, lo, hi, r.score, r.projected)
+        )
+    at = min(k, into)
+    merged = Band(bands[at].lo, bands[at + 1].hi, max(bands[at].score, bands[at + 1].score))
+    return out, [*bands[:at], merged, *bands[at + 2 :]]
