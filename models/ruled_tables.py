@@ -8,8 +8,11 @@ table whatever the detector thinks of its texture.
 
 A grid is a set of horizontal and vertical rules, connected through their crossings, with at
 least `MIN_H` horizontal and `MIN_V` vertical rules: more than a box drawn round a paragraph or
-a figure's frame. Rules are found as in `models.rules` (long, thin dark runs), after one-pixel
-gaps along a line are closed (a photocopy drops ink out of its rules).
+a figure's frame; pieces of one rule count once. Rules are found as in `models.rules` (long,
+thin dark runs), after one-pixel gaps along a line are closed (a photocopy drops ink out of its
+rules) and dashed and dotted rules are bridged. A shaded band, photocopied, is a field of dots
+whose every column reads as a short rule, so its table looks packed too tight for one; such a
+grid is looked for again with the halftone screens' ink taken out.
 
 numpy and PIL; plain data out (boxes in the page's pixels).
 """
@@ -21,12 +24,15 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
+from models.dotted_rules import dotted_rule_mask
+from models.halftone import screen_mask
 from models.page_normalise import wipe_specks
 from models.rules import DARK, RULE_MAX_THICKNESS_PX, rule_length, runs
 
 MIN_H = 3  # horizontal rules in a grid: a frame and at least one row line
 MIN_V = 3  # vertical rules in a grid: a frame and at least one column line
 CROSS_TOL = 3  # px: a rule reaching this close to another crosses it
+SAME_LINE_PX = 2  # pieces of rules this close across are one line (a chart's gridlines are 4 px apart or more)
 MIN_WIDTH_IN, MIN_HEIGHT_IN = 1.0, 0.4  # smaller grids are logos, checkboxes, icons
 # a table of two ruled rows is lower (0.35 in at 10 pt): such a grid is taken only as a table of
 # its own, where no box covers it, never to reshape a box (a big table's ruled header band is one)
@@ -37,6 +43,7 @@ FRAME_SIDES_IN = 0.05  # grids one above the other whose sides lie this close ..
 FRAME_GAP_IN = 0.5  # ... this close, ...
 FRAME_INK = 0.8  # ... and whose side rules run on through the gap (ink on this share of its rows) are one
 FRAME_SLACK_PX = 2  # a side rule is looked for this far either side of the grid's edge
+BODY_X_HEIGHT_IN = 0.065  # x-height of 9-10 pt body text: dashed rules' gaps and thickness are measured in it
 
 
 @dataclass(frozen=True)
@@ -60,12 +67,40 @@ class Grid:
 def find_grids(image: Image.Image, dpi: int, min_height_in: float = MIN_HEIGHT_IN) -> list[Grid]:
     """Ruled grids on a page rendered or scanned at `dpi`, top to bottom, at least
     `min_height_in` high (`is_low` tells the two-row ones when a lower bound is asked for)."""
-    grey = np.asarray(image.convert("L"))
-    dark = grey < DARK
+    dark = np.asarray(image.convert("L")) < DARK
+    grids = _ruled(dark, dpi)
+    found = [g for g in grids if _table_like(g, dpi, min_height_in)]
+    dense = [g.box for g in grids if _big_enough(g, dpi, min_height_in) and not _table_like(g, dpi, min_height_in)]
+    if dense:  # a shaded band's dots, photocopied, read as rules packed tighter than rows
+        screened = _ruled(dark & ~screen_mask(dark), dpi)
+        found += [g for g in screened if _table_like(g, dpi, min_height_in) and any(_within(g.box, d) for d in dense)]
+    return sorted(found, key=lambda g: (g.box[1], g.box[0]))
+
+
+def _ruled(dark: np.ndarray, dpi: int) -> list[Grid]:
+    """Every connected set of crossing rules in `dark` with enough of each kind, table-like or not."""
     min_len = rule_length(dpi)
-    h_rules = _rules(close_gaps(dark), min_len)
-    v_rules = _rules(close_gaps(dark.T), min_len)
-    return [g for g in _grids(h_rules, v_rules) if _table_like(g, dpi, min_height_in)]
+    h_rules = _rules(close_gaps(dashes_bridged(dark, dpi, min_len)), min_len)
+    v_rules = _rules(close_gaps(dashes_bridged(np.ascontiguousarray(dark.T), dpi, min_len)), min_len)
+    return _grids(h_rules, v_rules)
+
+
+def _within(inner: tuple[float, float, float, float], outer: tuple[float, float, float, float]) -> bool:
+    """Whether `inner` lies inside `outer`, give or take `CROSS_TOL`."""
+    return (
+        inner[0] >= outer[0] - CROSS_TOL
+        and inner[1] >= outer[1] - CROSS_TOL
+        and inner[2] <= outer[2] + CROSS_TOL
+        and inner[3] <= outer[3] + CROSS_TOL
+    )
+
+
+def dashes_bridged(dark: np.ndarray, dpi: int, min_len: int) -> np.ndarray:
+    """`dark` with the gaps of its dashed and dotted rules along rows filled in (transpose it for
+    columns): a photocopy breaks a thin grey rule into dashes further apart than `close_gaps`
+    closes (eu-007 p5's two-row table, seed 1). The gaps are measured against the x-height of
+    body text at `dpi` (`BODY_X_HEIGHT_IN`), as `models.dotted_rules` measures them on a page's own."""
+    return dark | dotted_rule_mask(dark, BODY_X_HEIGHT_IN * dpi, min_len)
 
 
 def frames(
@@ -119,11 +154,17 @@ def is_low(grid: Grid, dpi: int) -> bool:
     return (grid.box[3] - grid.box[1]) / dpi < MIN_HEIGHT_IN
 
 
+def _big_enough(grid: Grid, dpi: int, min_height_in: float = MIN_HEIGHT_IN) -> bool:
+    """Wider and higher than logos, checkboxes and icons are."""
+    x0, y0, x1, y1 = grid.box
+    return (x1 - x0) / dpi >= MIN_WIDTH_IN and (y1 - y0) / dpi >= min_height_in
+
+
 def _table_like(grid: Grid, dpi: int, min_height_in: float = MIN_HEIGHT_IN) -> bool:
     """Big enough for a table, with rows and columns no denser than text allows."""
     x0, y0, x1, y1 = grid.box
     width, height = (x1 - x0) / dpi, (y1 - y0) / dpi
-    if width < MIN_WIDTH_IN or height < min_height_in:
+    if not _big_enough(grid, dpi, min_height_in):
         return False
     return height / (grid.horizontal - 1) >= MIN_ROW_PITCH_IN and width / (grid.vertical - 1) >= MIN_COLUMN_PITCH_IN
 
@@ -178,6 +219,13 @@ def _crosses(h: Rule, v: Rule) -> bool:
     return h.lo - CROSS_TOL <= v.at <= h.hi + CROSS_TOL and v.lo - CROSS_TOL <= h.at <= v.hi + CROSS_TOL
 
 
+def _lines(rules: list[Rule]) -> int:
+    """How many lines `rules` lie on: pieces of one rule broken by drop-outs or cut by a
+    halftone band (`at` within `SAME_LINE_PX` of the last) count once."""
+    ats = sorted(r.at for r in rules)
+    return sum(1 for i, at in enumerate(ats) if i == 0 or at - ats[i - 1] > SAME_LINE_PX)
+
+
 def _grids(h_rules: list[Rule], v_rules: list[Rule]) -> list[Grid]:
     """Connected sets of crossing rules with enough of each kind, as grids."""
     parent = list(range(len(h_rules) + len(v_rules)))
@@ -201,13 +249,13 @@ def _grids(h_rules: list[Rule], v_rules: list[Rule]) -> list[Grid]:
         groups.setdefault(find(len(h_rules) + j), ([], []))[1].append(v)
     grids = []
     for hs, vs in groups.values():
-        if len(hs) < MIN_H or len(vs) < MIN_V:
+        if _lines(hs) < MIN_H or _lines(vs) < MIN_V:
             continue
         x0 = min(min(h.lo for h in hs), min(v.at for v in vs))
         x1 = max(max(h.hi for h in hs), max(v.at for v in vs))
         y0 = min(min(v.lo for v in vs), min(h.at for h in hs))
         y1 = max(max(v.hi for v in vs), max(h.at for h in hs))
-        grids.append(Grid((float(x0), float(y0), float(x1), float(y1)), len(hs), len(vs)))
+        grids.append(Grid((float(x0), float(y0), float(x1), float(y1)), _lines(hs), _lines(vs)))
     return sorted(grids, key=lambda g: (g.box[1], g.box[0]))
 
 
