@@ -8,9 +8,10 @@ table whatever the detector thinks of its texture.
 
 A grid is a set of horizontal and vertical rules, connected through their crossings, with at
 least `MIN_H` horizontal and `MIN_V` vertical rules: more than a box drawn round a paragraph or
-a figure's frame; pieces of one rule count once. Rules are found as in `models.rules` (long,
-thin dark runs), after one-pixel gaps along a line are closed (a photocopy drops ink out of its
-rules) and dashed and dotted rules are bridged. A shaded band, photocopied, is a field of dots
+a figure's frame; pieces of one rule count once, and two horizontal rules at least run across
+most of the grid (`MIN_ACROSS`). Rules are found as in `models.rules` (long, thin dark runs),
+after one-pixel gaps along a line are closed (a photocopy drops ink out of its rules) and dashed
+and dotted rules are bridged over paper. A shaded band, photocopied, is a field of dots
 whose every column reads as a short rule, so its table looks packed too tight for one; such a
 grid is looked for again with the halftone screens' ink taken out.
 
@@ -32,6 +33,10 @@ from models.rules import DARK, RULE_MAX_THICKNESS_PX, rule_length, runs
 MIN_H = 3  # horizontal rules in a grid: a frame and at least one row line
 MIN_V = 3  # vertical rules in a grid: a frame and at least one column line
 CROSS_TOL = 3  # px: a rule reaching this close to another crosses it
+# a table has at least this many horizontal rules across FULL_SHARE of its width (its top and
+# bottom, or its header's), where scanner noise in a dark shaded band leaves short runs of specks
+# as thin as rules, each crossing a column or two (eu-018 p1's header, office scan)
+MIN_ACROSS, FULL_SHARE = 2, 0.75
 SAME_LINE_PX = 2  # pieces of rules this close across are one line (a chart's gridlines are 4 px apart or more)
 MIN_WIDTH_IN, MIN_HEIGHT_IN = 1.0, 0.4  # smaller grids are logos, checkboxes, icons
 # a table of two ruled rows is lower (0.35 in at 10 pt): such a grid is taken only as a table of
@@ -43,6 +48,7 @@ FRAME_SIDES_IN = 0.05  # grids one above the other whose sides lie this close ..
 FRAME_GAP_IN = 0.5  # ... this close, ...
 FRAME_INK = 0.8  # ... and whose side rules run on through the gap (ink on this share of its rows) are one
 FRAME_SLACK_PX = 2  # a side rule is looked for this far either side of the grid's edge
+PAPER = 208  # grey level a dashed rule's gaps reach at least: halfway from DARK to white
 BODY_X_HEIGHT_IN = 0.065  # x-height of 9-10 pt body text: dashed rules' gaps and thickness are measured in it
 
 
@@ -67,21 +73,24 @@ class Grid:
 def find_grids(image: Image.Image, dpi: int, min_height_in: float = MIN_HEIGHT_IN) -> list[Grid]:
     """Ruled grids on a page rendered or scanned at `dpi`, top to bottom, at least
     `min_height_in` high (`is_low` tells the two-row ones when a lower bound is asked for)."""
-    dark = np.asarray(image.convert("L")) < DARK
-    grids = _ruled(dark, dpi)
+    grey = np.asarray(image.convert("L"))
+    dark, paper = grey < DARK, grey >= PAPER
+    grids = _ruled(dark, paper, dpi)
     found = [g for g in grids if _table_like(g, dpi, min_height_in)]
     dense = [g.box for g in grids if _big_enough(g, dpi, min_height_in) and not _table_like(g, dpi, min_height_in)]
     if dense:  # a shaded band's dots, photocopied, read as rules packed tighter than rows
-        screened = _ruled(dark & ~screen_mask(dark), dpi)
+        screen = screen_mask(dark)  # its dots, taken out, are paper
+        screened = _ruled(dark & ~screen, paper | screen, dpi)
         found += [g for g in screened if _table_like(g, dpi, min_height_in) and any(_within(g.box, d) for d in dense)]
     return sorted(found, key=lambda g: (g.box[1], g.box[0]))
 
 
-def _ruled(dark: np.ndarray, dpi: int) -> list[Grid]:
+def _ruled(dark: np.ndarray, paper: np.ndarray, dpi: int) -> list[Grid]:
     """Every connected set of crossing rules in `dark` with enough of each kind, table-like or not."""
     min_len = rule_length(dpi)
-    h_rules = _rules(close_gaps(dashes_bridged(dark, dpi, min_len)), min_len)
-    v_rules = _rules(close_gaps(dashes_bridged(np.ascontiguousarray(dark.T), dpi, min_len)), min_len)
+    h_rules = _rules(close_gaps(dashes_bridged(dark, paper, dpi, min_len)), min_len)
+    columns = dashes_bridged(np.ascontiguousarray(dark.T), np.ascontiguousarray(paper.T), dpi, min_len)
+    v_rules = _rules(close_gaps(columns), min_len)
     return _grids(h_rules, v_rules)
 
 
@@ -95,12 +104,14 @@ def _within(inner: tuple[float, float, float, float], outer: tuple[float, float,
     )
 
 
-def dashes_bridged(dark: np.ndarray, dpi: int, min_len: int) -> np.ndarray:
-    """`dark` with the gaps of its dashed and dotted rules along rows filled in (transpose it for
-    columns): a photocopy breaks a thin grey rule into dashes further apart than `close_gaps`
-    closes (eu-007 p5's two-row table, seed 1). The gaps are measured against the x-height of
-    body text at `dpi` (`BODY_X_HEIGHT_IN`), as `models.dotted_rules` measures them on a page's own."""
-    return dark | dotted_rule_mask(dark, BODY_X_HEIGHT_IN * dpi, min_len)
+def dashes_bridged(dark: np.ndarray, paper: np.ndarray, dpi: int, min_len: int) -> np.ndarray:
+    """`dark` with the gaps of its dashed and dotted rules along rows filled in (transpose both
+    masks for columns): a photocopy breaks a thin grey rule into dashes further apart than
+    `close_gaps` closes (eu-007 p5's two-row table, seed 1). The gaps are measured against the
+    x-height of body text at `dpi` (`BODY_X_HEIGHT_IN`), as `models.dotted_rules` measures them on
+    a page's own, and only `paper` pixels are gaps: a dashed rule is printed on paper, while the
+    specks that scanner noise leaves in a grey shaded cell are ink on grey (eu-020 p3, noise scan)."""
+    return dark | (dotted_rule_mask(dark, BODY_X_HEIGHT_IN * dpi, min_len) & paper)
 
 
 def frames(
@@ -219,11 +230,31 @@ def _crosses(h: Rule, v: Rule) -> bool:
     return h.lo - CROSS_TOL <= v.at <= h.hi + CROSS_TOL and v.lo - CROSS_TOL <= h.at <= v.hi + CROSS_TOL
 
 
-def _lines(rules: list[Rule]) -> int:
-    """How many lines `rules` lie on: pieces of one rule broken by drop-outs or cut by a
-    halftone band (`at` within `SAME_LINE_PX` of the last) count once."""
-    ats = sorted(r.at for r in rules)
-    return sum(1 for i, at in enumerate(ats) if i == 0 or at - ats[i - 1] > SAME_LINE_PX)
+def _lines(rules: list[Rule]) -> list[list[Rule]]:
+    """`rules` grouped by the line they lie on, in order: pieces of one rule broken by drop-outs
+    or cut by a halftone band (`at` within `SAME_LINE_PX` of the last) are one line."""
+    lines: list[list[Rule]] = []
+    for r in sorted(rules, key=lambda r: r.at):
+        if lines and r.at - lines[-1][-1].at <= SAME_LINE_PX:
+            lines[-1].append(r)
+        else:
+            lines.append([r])
+    return lines
+
+
+def _across(lines: list[list[Rule]], lo: float, hi: float) -> int:
+    """How many of `lines` run across `FULL_SHARE` of `lo`-`hi` or more, their pieces together."""
+    return sum(1 for pieces in lines if _covered(pieces) >= FULL_SHARE * (hi - lo))
+
+
+def _covered(pieces: list[Rule]) -> int:
+    """The length the union of `pieces` covers."""
+    total, end = 0, -1
+    for r in sorted(pieces, key=lambda r: r.lo):
+        if r.hi > end:
+            total += r.hi - max(r.lo, end)
+            end = r.hi
+    return total
 
 
 def _grids(h_rules: list[Rule], v_rules: list[Rule]) -> list[Grid]:
@@ -249,13 +280,16 @@ def _grids(h_rules: list[Rule], v_rules: list[Rule]) -> list[Grid]:
         groups.setdefault(find(len(h_rules) + j), ([], []))[1].append(v)
     grids = []
     for hs, vs in groups.values():
-        if _lines(hs) < MIN_H or _lines(vs) < MIN_V:
+        rows, columns = _lines(hs), _lines(vs)
+        if len(rows) < MIN_H or len(columns) < MIN_V:
             continue
         x0 = min(min(h.lo for h in hs), min(v.at for v in vs))
         x1 = max(max(h.hi for h in hs), max(v.at for v in vs))
+        if _across(rows, x0, x1) < MIN_ACROSS:
+            continue
         y0 = min(min(v.lo for v in vs), min(h.at for h in hs))
         y1 = max(max(v.hi for v in vs), max(h.at for h in hs))
-        grids.append(Grid((float(x0), float(y0), float(x1), float(y1)), _lines(hs), _lines(vs)))
+        grids.append(Grid((float(x0), float(y0), float(x1), float(y1)), len(rows), len(columns)))
     return sorted(grids, key=lambda g: (g.box[1], g.box[0]))
 
 

@@ -122,6 +122,47 @@ def test_a_table_with_shaded_bands_photocopied_is_a_grid() -> None:
             assert [iou(g.box, (150, 300, 790, 454)) > 0.8 for g in grids] == [True], (fill, seed, grids)
 
 
+def _shaded_column(fill: int) -> Image.Image:
+    """A ruled table of 7 rows whose first column is shaded `fill` grey."""
+    page = Image.new("L", (1190, 1684), 255)
+    draw = ImageDraw.Draw(page)
+    x0, y0, cw, rh = 150, 300, 160, 22
+    draw.rectangle((x0, y0, x0 + cw, y0 + 7 * rh), fill=fill)
+    for r in range(8):
+        draw.line([(x0, y0 + r * rh), (x0 + 4 * cw, y0 + r * rh)], fill=0, width=2)
+    for c in range(5):
+        draw.line([(x0 + c * cw, y0), (x0 + c * cw, y0 + 7 * rh)], fill=0, width=2)
+    for r in range(7):
+        for c in range(4):
+            draw.text((x0 + c * cw + 6, y0 + r * rh + 5), f"{r * 10 + c} 000", fill=0)
+    return page
+
+
+def test_specks_on_a_grey_shaded_column_are_no_dashed_rule() -> None:
+    """eu-020 p3's noise scan: sensor noise leaves specks darker than ink all over a grey shaded
+    column, and bridging them as a dashed rule's dashes drew rules across the column that split
+    the table's grid. A dashed rule's gaps are paper; the specks' are grey."""
+    for fill, strength in ((170, "moderate"), (185, "strong")):
+        for seed in range(6):
+            scan = degrade(_shaded_column(fill), DPI, "noise", strength, seed=seed).image
+            grids = find_grids(scan, DPI, MIN_LONE_HEIGHT_IN)
+            assert [iou(g.box, (150, 300, 790, 454)) > 0.8 for g in grids] == [True], (fill, strength, seed, grids)
+
+
+def test_short_rules_crossing_a_column_or_two_are_no_table() -> None:
+    """eu-018 p1's office scan: noise in a dark shaded header left short runs of specks as thin
+    as rules, each crossing two of the header's column rules, far enough apart to pass for rows;
+    the box was trimmed to them and lost the table. A table has rules across its width."""
+    page = Image.new("L", (1190, 1684), 255)
+    draw = ImageDraw.Draw(page)
+    for x in (300, 450, 600):
+        draw.line([(x, 300), (x, 390)], fill=0, width=2)
+    for i, y in enumerate(range(305, 390, 14)):  # each over two neighbouring column rules
+        x = (300, 450)[i % 2]
+        draw.line([(x - 10, y), (x + 160, y)], fill=0, width=1)
+    assert find_grids(page, DPI, MIN_LONE_HEIGHT_IN) == []
+
+
 def test_a_chart_or_photo_dense_with_lines_is_not_a_grid() -> None:
     page = Image.new("L", (1190, 1684), 255)
     draw = ImageDraw.Draw(page)
