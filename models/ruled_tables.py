@@ -8,12 +8,13 @@ table whatever the detector thinks of its texture.
 
 A grid is a set of horizontal and vertical rules, connected through their crossings, with at
 least `MIN_H` horizontal and `MIN_V` vertical rules: more than a box drawn round a paragraph or
-a figure's frame; pieces of one rule count once, and two horizontal rules at least run across
-most of the grid (`MIN_ACROSS`). Rules are found as in `models.rules` (long, thin dark runs),
-after one-pixel gaps along a line are closed (a photocopy drops ink out of its rules) and dashed
-and dotted rules are bridged over paper. A shaded band, photocopied, is a field of dots
-whose every column reads as a short rule, so its table looks packed too tight for one; such a
-grid is looked for again with the halftone screens' ink taken out.
+a figure's frame; pieces of one rule count once. A grid with fewer than two horizontal rules
+across most of its width (`MIN_ACROSS`) is a part of a table at best (`is_part`). Rules are
+found as in `models.rules` (long, thin dark runs), after one-pixel gaps along a line are closed
+(a photocopy drops ink out of its rules) and dashed and dotted rules are bridged over paper. A
+shaded band, photocopied, is a field of dots whose every column reads as a short rule, so its
+table looks packed too tight for one; such a grid is looked for again with the halftone screens'
+ink taken out.
 
 numpy and PIL; plain data out (boxes in the page's pixels).
 """
@@ -33,9 +34,10 @@ from models.rules import DARK, RULE_MAX_THICKNESS_PX, rule_length, runs
 MIN_H = 3  # horizontal rules in a grid: a frame and at least one row line
 MIN_V = 3  # vertical rules in a grid: a frame and at least one column line
 CROSS_TOL = 3  # px: a rule reaching this close to another crosses it
-# a table has at least this many horizontal rules across FULL_SHARE of its width (its top and
-# bottom, or its header's), where scanner noise in a dark shaded band leaves short runs of specks
-# as thin as rules, each crossing a column or two (eu-018 p1's header, office scan)
+# a whole table has at least this many horizontal rules across FULL_SHARE of its width (its top
+# and bottom, or its header's); a grid with fewer is a part: a photocopied header band's (eu-018
+# p1, photocopy), or short runs of specks as thin as rules that scanner noise left in a dark
+# shaded band, each crossing a column or two (eu-018 p1's header, office scan)
 MIN_ACROSS, FULL_SHARE = 2, 0.75
 SAME_LINE_PX = 2  # pieces of rules this close across are one line (a chart's gridlines are 4 px apart or more)
 MIN_WIDTH_IN, MIN_HEIGHT_IN = 1.0, 0.4  # smaller grids are logos, checkboxes, icons
@@ -68,6 +70,7 @@ class Grid:
     box: tuple[float, float, float, float]
     horizontal: int
     vertical: int
+    across: int  # horizontal rules across most of its width (`FULL_SHARE`)
 
 
 def find_grids(image: Image.Image, dpi: int, min_height_in: float = MIN_HEIGHT_IN) -> list[Grid]:
@@ -158,6 +161,11 @@ def _sides_run_on(a: tuple[float, float, float, float], b: tuple[float, float, f
         if bridged.mean() < FRAME_INK:
             return False
     return True
+
+
+def is_part(grid: Grid) -> bool:
+    """Without `MIN_ACROSS` rules across its width: a part of a table, or no table at all."""
+    return grid.across < MIN_ACROSS
 
 
 def is_low(grid: Grid, dpi: int) -> bool:
@@ -285,11 +293,10 @@ def _grids(h_rules: list[Rule], v_rules: list[Rule]) -> list[Grid]:
             continue
         x0 = min(min(h.lo for h in hs), min(v.at for v in vs))
         x1 = max(max(h.hi for h in hs), max(v.at for v in vs))
-        if _across(rows, x0, x1) < MIN_ACROSS:
-            continue
         y0 = min(min(v.lo for v in vs), min(h.at for h in hs))
         y1 = max(max(v.hi for v in vs), max(h.at for h in hs))
-        grids.append(Grid((float(x0), float(y0), float(x1), float(y1)), len(rows), len(columns)))
+        box = (float(x0), float(y0), float(x1), float(y1))
+        grids.append(Grid(box, len(rows), len(columns), _across(rows, x0, x1)))
     return sorted(grids, key=lambda g: (g.box[1], g.box[0]))
 
 
