@@ -7,14 +7,17 @@ lines survive a photocopy: a grid of horizontal and vertical rules that cross on
 table whatever the detector thinks of its texture.
 
 A grid is a set of horizontal and vertical rules, connected through their crossings, with at
-least `MIN_H` horizontal and `MIN_V` vertical rules: more than a box drawn round a paragraph or
-a figure's frame; pieces of one rule count once. A grid with fewer than two horizontal rules
-across most of its width (`MIN_ACROSS`) is a part of a table at best (`is_part`). Rules are
-found as in `models.rules` (long, thin dark runs), after one-pixel gaps along a line are closed
-(a photocopy drops ink out of its rules) and dashed and dotted rules are bridged over paper. A
-shaded band, photocopied, is a field of dots whose every column reads as a short rule, so its
-table looks packed too tight for one; such a grid is looked for again with the halftone screens'
-ink taken out.
+least `MIN_H` horizontal and `MIN_V` vertical lines (pieces of one rule count once): more than a
+box drawn round a paragraph or a figure's frame. Its density is judged by its rules' pieces, as
+a chart's or a halftone's are many. A grid with fewer than two horizontal rules across most of
+its width (`MIN_ACROSS`) is a part of a table at best (`is_part`). Rules are found as in
+`models.rules` (long, thin dark runs), after one-pixel gaps along a line are closed (a photocopy
+drops ink out of its rules) and dashed and dotted rules are bridged over paper. A shaded band,
+photocopied, is a field of dots whose every column reads as a short rule, so its table looks
+packed too tight for one: on a black-and-white page such a grid is looked for again with the
+halftone screens' ink taken out, its rules counted by line (the mask cuts them where dots
+touched them), and a whole table found so is kept (a chart's patterned bars are screens too, and
+what is left of the chart is parts).
 
 numpy and PIL; plain data out (boxes in the page's pixels).
 """
@@ -28,7 +31,7 @@ from PIL import Image
 
 from models.dotted_rules import dotted_rule_mask
 from models.halftone import screen_mask
-from models.page_normalise import wipe_specks
+from models.page_normalise import is_binary, wipe_specks
 from models.rules import DARK, RULE_MAX_THICKNESS_PX, rule_length, runs
 
 MIN_H = 3  # horizontal rules in a grid: a frame and at least one row line
@@ -78,23 +81,25 @@ def find_grids(image: Image.Image, dpi: int, min_height_in: float = MIN_HEIGHT_I
     `min_height_in` high (`is_low` tells the two-row ones when a lower bound is asked for)."""
     grey = np.asarray(image.convert("L"))
     dark, paper = grey < DARK, grey >= PAPER
-    grids = _ruled(dark, paper, dpi)
+    grids = _ruled(dark, paper, dpi, by_line=False)
     found = [g for g in grids if _table_like(g, dpi, min_height_in)]
     dense = [g.box for g in grids if _big_enough(g, dpi, min_height_in) and not _table_like(g, dpi, min_height_in)]
-    if dense:  # a shaded band's dots, photocopied, read as rules packed tighter than rows
+    if dense and is_binary(image):  # a shaded band's dots, photocopied, read as rules packed tighter than rows
         screen = screen_mask(dark)  # its dots, taken out, are paper
-        screened = _ruled(dark & ~screen, paper | screen, dpi)
-        found += [g for g in screened if _table_like(g, dpi, min_height_in) and any(_within(g.box, d) for d in dense)]
+        screened = _ruled(dark & ~screen, paper | screen, dpi, by_line=True)
+        whole = [g for g in screened if _table_like(g, dpi, min_height_in) and not is_part(g)]
+        found += [g for g in whole if any(_within(g.box, d) for d in dense)]
     return sorted(found, key=lambda g: (g.box[1], g.box[0]))
 
 
-def _ruled(dark: np.ndarray, paper: np.ndarray, dpi: int) -> list[Grid]:
-    """Every connected set of crossing rules in `dark` with enough of each kind, table-like or not."""
+def _ruled(dark: np.ndarray, paper: np.ndarray, dpi: int, by_line: bool) -> list[Grid]:
+    """Every connected set of crossing rules in `dark` with enough of each kind, table-like or not;
+    counted `by_line` (pieces of one rule once) or by the pieces."""
     min_len = rule_length(dpi)
     h_rules = _rules(close_gaps(dashes_bridged(dark, paper, dpi, min_len)), min_len)
     columns = dashes_bridged(np.ascontiguousarray(dark.T), np.ascontiguousarray(paper.T), dpi, min_len)
     v_rules = _rules(close_gaps(columns), min_len)
-    return _grids(h_rules, v_rules)
+    return _grids(h_rules, v_rules, by_line)
 
 
 def _within(inner: tuple[float, float, float, float], outer: tuple[float, float, float, float]) -> bool:
@@ -265,8 +270,9 @@ def _covered(pieces: list[Rule]) -> int:
     return total
 
 
-def _grids(h_rules: list[Rule], v_rules: list[Rule]) -> list[Grid]:
-    """Connected sets of crossing rules with enough of each kind, as grids."""
+def _grids(h_rules: list[Rule], v_rules: list[Rule], by_line: bool) -> list[Grid]:
+    """Connected sets of crossing rules with enough lines of each kind, as grids whose rules are
+    counted `by_line` or by the pieces (their density)."""
     parent = list(range(len(h_rules) + len(v_rules)))
 
     def find(i: int) -> int:
@@ -296,7 +302,8 @@ def _grids(h_rules: list[Rule], v_rules: list[Rule]) -> list[Grid]:
         y0 = min(min(v.lo for v in vs), min(h.at for h in hs))
         y1 = max(max(v.hi for v in vs), max(h.at for h in hs))
         box = (float(x0), float(y0), float(x1), float(y1))
-        grids.append(Grid(box, len(rows), len(columns), _across(rows, x0, x1)))
+        counts = (len(rows), len(columns)) if by_line else (len(hs), len(vs))
+        grids.append(Grid(box, *counts, _across(rows, x0, x1)))
     return sorted(grids, key=lambda g: (g.box[1], g.box[0]))
 
 
