@@ -92,22 +92,27 @@ def test_a_two_row_table_with_dashed_rules_is_a_grid() -> None:
     assert (grids[0].horizontal, grids[0].vertical) == (3, 5)
 
 
-def _banded(fill: int) -> Image.Image:
-    """A ruled table of 7 rows whose two header rows and total row are shaded `fill` grey, their
-    labels in white."""
+def _shaded_table(fill: int, shades: list[tuple[int, int, int, int]], white_rows: tuple[int, ...] = ()) -> Image.Image:
+    """A ruled table of 7 rows and 4 columns at (150, 300), its `shades` (first and last column,
+    first and last row, in cells) filled `fill` grey, the text of `white_rows` in white."""
     page = Image.new("L", (1190, 1684), 255)
     draw = ImageDraw.Draw(page)
     x0, y0, cw, rh = 150, 300, 160, 22
-    for top, bottom in ((0, 2), (6, 7)):
-        draw.rectangle((x0, y0 + top * rh, x0 + 4 * cw, y0 + bottom * rh), fill=fill)
+    for c0, r0, c1, r1 in shades:
+        draw.rectangle((x0 + c0 * cw, y0 + r0 * rh, x0 + (c1 + 1) * cw, y0 + (r1 + 1) * rh), fill=fill)
     for r in range(8):
         draw.line([(x0, y0 + r * rh), (x0 + 4 * cw, y0 + r * rh)], fill=0, width=2)
     for c in range(5):
         draw.line([(x0 + c * cw, y0), (x0 + c * cw, y0 + 7 * rh)], fill=0, width=2)
     for r in range(7):
         for c in range(4):
-            draw.text((x0 + c * cw + 6, y0 + r * rh + 5), f"{r * 10 + c} 000", fill=255 if r in (0, 1, 6) else 0)
+            draw.text((x0 + c * cw + 6, y0 + r * rh + 5), f"{r * 10 + c} 000", fill=255 if r in white_rows else 0)
     return page
+
+
+def _banded(fill: int) -> Image.Image:
+    """Its two header rows and total row shaded, their labels in white."""
+    return _shaded_table(fill, [(0, 0, 3, 1), (0, 6, 3, 6)], white_rows=(0, 1, 6))
 
 
 def test_a_table_with_shaded_bands_photocopied_is_a_grid() -> None:
@@ -123,29 +128,13 @@ def test_a_table_with_shaded_bands_photocopied_is_a_grid() -> None:
             assert [iou(g.box, (150, 300, 790, 454)) > 0.8 for g in grids] == [True], (fill, seed, grids)
 
 
-def _shaded_column(fill: int) -> Image.Image:
-    """A ruled table of 7 rows whose first column is shaded `fill` grey."""
-    page = Image.new("L", (1190, 1684), 255)
-    draw = ImageDraw.Draw(page)
-    x0, y0, cw, rh = 150, 300, 160, 22
-    draw.rectangle((x0, y0, x0 + cw, y0 + 7 * rh), fill=fill)
-    for r in range(8):
-        draw.line([(x0, y0 + r * rh), (x0 + 4 * cw, y0 + r * rh)], fill=0, width=2)
-    for c in range(5):
-        draw.line([(x0 + c * cw, y0), (x0 + c * cw, y0 + 7 * rh)], fill=0, width=2)
-    for r in range(7):
-        for c in range(4):
-            draw.text((x0 + c * cw + 6, y0 + r * rh + 5), f"{r * 10 + c} 000", fill=0)
-    return page
-
-
 def test_specks_on_a_grey_shaded_column_are_no_dashed_rule() -> None:
     """eu-020 p3's noise scan: sensor noise leaves specks darker than ink all over a grey shaded
     column, and bridging them as a dashed rule's dashes drew rules across the column that split
     the table's grid. A dashed rule's gaps are paper; the specks' are grey."""
     for fill, strength in ((170, "moderate"), (185, "strong")):
         for seed in range(6):
-            scan = degrade(_shaded_column(fill), DPI, "noise", strength, seed=seed).image
+            scan = degrade(_shaded_table(fill, [(0, 0, 0, 6)]), DPI, "noise", strength, seed=seed).image
             grids = find_grids(scan, DPI, MIN_LONE_HEIGHT_IN)
             assert [iou(g.box, (150, 300, 790, 454)) > 0.8 for g in grids] == [True], (fill, strength, seed, grids)
 
@@ -163,6 +152,41 @@ def test_short_rules_crossing_a_column_or_two_are_only_a_part() -> None:
         x = (300, 450)[i % 2]
         draw.line([(x - 10, y), (x + 160, y)], fill=0, width=1)
     assert [is_part(g) for g in find_grids(page, DPI, MIN_LONE_HEIGHT_IN)] == [True]
+
+
+def _flowchart() -> Image.Image:
+    """Boxes of text joined by arrows, in three rows of different heights (eu-014 p1's figure)."""
+    page = Image.new("L", (1190, 1684), 255)
+    draw = ImageDraw.Draw(page)
+    boxes = {
+        "Municipal taxes": (397, 453, 605, 500),
+        "Municipalities": (662, 453, 867, 500),
+        "Taxes": (128, 536, 205, 576),
+        "State budget": (240, 536, 367, 576),
+        "Ministry of Education": (400, 536, 613, 576),
+        "Education providers": (660, 536, 895, 628),
+        "Institutions": (927, 536, 1070, 625),
+        "National Board of Education": (347, 635, 670, 680),
+    }
+    for text, (x0, y0, x1, y1) in boxes.items():
+        draw.rectangle((x0, y0, x1, y1), outline=0, width=2)
+        draw.text((x0 + 12, (y0 + y1) // 2 - 5), text, fill=0)
+    for x0, x1, y in ((205, 240, 556), (367, 400, 556), (613, 660, 556), (895, 927, 556), (605, 662, 477)):
+        draw.line([(x0, y), (x1, y)], fill=0, width=2)
+        draw.polygon([(x1, y), (x1 - 9, y - 5), (x1 - 9, y + 5)], fill=0)
+    for x, y0, y1 in ((765, 500, 536), (510, 635, 576)):
+        draw.line([(x, y0), (x, y1)], fill=0, width=2)
+    return page
+
+
+def test_a_photocopied_flowchart_is_no_table() -> None:
+    """eu-014 p1's photocopy: a flowchart's boxes, joined through their arrows, make a grid packed
+    too tight for a table, and with the (few) screen dots taken out it passed for one: a false
+    table on a page that holds none. The second look keeps whole tables only, with two rules
+    across their width."""
+    for seed in range(8):
+        copy = degrade(_flowchart(), DPI, "photocopy", "moderate", seed=seed).image
+        assert find_grids(copy, DPI, MIN_LONE_HEIGHT_IN) == [], seed
 
 
 def test_a_chart_or_photo_dense_with_lines_is_not_a_grid() -> None:
