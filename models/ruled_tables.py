@@ -9,15 +9,16 @@ table whatever the detector thinks of its texture.
 A grid is a set of horizontal and vertical rules, connected through their crossings, with at
 least `MIN_H` horizontal and `MIN_V` vertical lines (pieces of one rule count once): more than a
 box drawn round a paragraph or a figure's frame. Its density is judged by its rules' pieces, as
-a chart's or a halftone's are many. A grid with fewer than two horizontal rules across most of
-its width (`MIN_ACROSS`) is a part of a table at best (`is_part`). Rules are found as in
-`models.rules` (long, thin dark runs), after one-pixel gaps along a line are closed (a photocopy
-drops ink out of its rules) and dashed and dotted rules are bridged over paper. A shaded band,
-photocopied, is a field of dots whose every column reads as a short rule, so its table looks
-packed too tight for one: on a black-and-white page such a grid is looked for again with the
-halftone screens' ink taken out, its rules counted by line (the mask cuts them where dots
-touched them), and a whole table found so is kept (a chart's patterned bars are screens too, and
-what is left of the chart is parts).
+a chart's or a halftone's are many. Rules are found as in `models.rules` (long, thin dark runs),
+after one-pixel gaps along a line are closed (a photocopy drops ink out of its rules). Where
+these plain rules make no grid, the page is looked at again with dashed and dotted rules bridged
+over paper (a photocopy breaks a thin grey rule into dashes); only there, since bridged, a shaded
+band's dots make a table too dense. A shaded band, photocopied, is a field of dots whose every
+column reads as a short rule, so its table looks packed too tight for one: on a black-and-white
+page such a grid is looked for again with the halftone screens' ink taken out, its rules counted
+by line (the mask cuts them where dots touched them), and a whole table found so, with
+`MIN_ACROSS` horizontal rules across most of its width, is kept (a chart's patterned bars are
+screens too, and what is left of a chart or a flowchart is no whole table).
 
 numpy and PIL; plain data out (boxes in the page's pixels).
 """
@@ -38,9 +39,7 @@ MIN_H = 3  # horizontal rules in a grid: a frame and at least one row line
 MIN_V = 3  # vertical rules in a grid: a frame and at least one column line
 CROSS_TOL = 3  # px: a rule reaching this close to another crosses it
 # a whole table has at least this many horizontal rules across FULL_SHARE of its width (its top
-# and bottom, or its header's); a grid with fewer is a part: a photocopied header band's (eu-018
-# p1, photocopy), or short runs of specks as thin as rules that scanner noise left in a dark
-# shaded band, each crossing a column or two (eu-018 p1's header, office scan)
+# and bottom, or its header's); a grid with fewer is a part, or no table (a flowchart's boxes)
 MIN_ACROSS, FULL_SHARE = 2, 0.75
 SAME_LINE_PX = 2  # pieces of rules this close across are one line (a chart's gridlines are 4 px apart or more)
 MIN_WIDTH_IN, MIN_HEIGHT_IN = 1.0, 0.4  # smaller grids are logos, checkboxes, icons
@@ -81,25 +80,35 @@ def find_grids(image: Image.Image, dpi: int, min_height_in: float = MIN_HEIGHT_I
     `min_height_in` high (`is_low` tells the two-row ones when a lower bound is asked for)."""
     grey = np.asarray(image.convert("L"))
     dark, paper = grey < DARK, grey >= PAPER
-    grids = _ruled(dark, paper, dpi, by_line=False)
+    grids = _ruled(dark, paper, dpi, by_line=False, bridge=False)
+    seen = [g.box for g in grids if _big_enough(g, dpi, min_height_in)]
     found = [g for g in grids if _table_like(g, dpi, min_height_in)]
-    dense = [g.box for g in grids if _big_enough(g, dpi, min_height_in) and not _table_like(g, dpi, min_height_in)]
+    dense = [b for b in seen if b not in {g.box for g in found}]
+    # dashed tables, where the plain rules made no grid
+    bridged = _ruled(dark, paper, dpi, by_line=False, bridge=True)
+    found += [g for g in bridged if _table_like(g, dpi, min_height_in) and not any(_meets(g.box, b) for b in seen)]
     if dense and is_binary(image):  # a shaded band's dots, photocopied, read as rules packed tighter than rows
         screen = screen_mask(dark)  # its dots, taken out, are paper
-        screened = _ruled(dark & ~screen, paper | screen, dpi, by_line=True)
+        screened = _ruled(dark & ~screen, paper | screen, dpi, by_line=True, bridge=True)
         whole = [g for g in screened if _table_like(g, dpi, min_height_in) and not is_part(g)]
         found += [g for g in whole if any(_within(g.box, d) for d in dense)]
     return sorted(found, key=lambda g: (g.box[1], g.box[0]))
 
 
-def _ruled(dark: np.ndarray, paper: np.ndarray, dpi: int, by_line: bool) -> list[Grid]:
+def _ruled(dark: np.ndarray, paper: np.ndarray, dpi: int, by_line: bool, bridge: bool) -> list[Grid]:
     """Every connected set of crossing rules in `dark` with enough of each kind, table-like or not;
-    counted `by_line` (pieces of one rule once) or by the pieces."""
+    counted `by_line` (pieces of one rule once) or by the pieces; dashes bridged or not."""
     min_len = rule_length(dpi)
-    h_rules = _rules(close_gaps(dashes_bridged(dark, paper, dpi, min_len)), min_len)
-    columns = dashes_bridged(np.ascontiguousarray(dark.T), np.ascontiguousarray(paper.T), dpi, min_len)
-    v_rules = _rules(close_gaps(columns), min_len)
-    return _grids(h_rules, v_rules, by_line)
+    rows, columns = dark, np.ascontiguousarray(dark.T)
+    if bridge:
+        rows = dashes_bridged(rows, paper, dpi, min_len)
+        columns = dashes_bridged(columns, np.ascontiguousarray(paper.T), dpi, min_len)
+    return _grids(_rules(close_gaps(rows), min_len), _rules(close_gaps(columns), min_len), by_line)
+
+
+def _meets(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    """Whether boxes `a` and `b` overlap."""
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def _within(inner: tuple[float, float, float, float], outer: tuple[float, float, float, float]) -> bool:

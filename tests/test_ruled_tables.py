@@ -10,12 +10,13 @@ from models.ruled_tables import (
     MIN_LONE_HEIGHT_IN,
     clear_cut_lines,
     cut_at_foreign_rules,
+    dashes_bridged,
     find_grids,
     frames,
     is_low,
-    is_part,
     trim_to_grid,
 )
+from models.rules import runs
 from worker.core.detections import TableBox
 from worker.core.geometry import iou
 from worker.core.ruled_boxes import held_grid, reconcile, with_uncovered
@@ -128,30 +129,20 @@ def test_a_table_with_shaded_bands_photocopied_is_a_grid() -> None:
             assert [iou(g.box, (150, 300, 790, 454)) > 0.8 for g in grids] == [True], (fill, seed, grids)
 
 
-def test_specks_on_a_grey_shaded_column_are_no_dashed_rule() -> None:
+def test_specks_on_a_grey_shade_are_no_dashed_rule() -> None:
     """eu-020 p3's noise scan: sensor noise leaves specks darker than ink all over a grey shaded
-    column, and bridging them as a dashed rule's dashes drew rules across the column that split
-    the table's grid. A dashed rule's gaps are paper; the specks' are grey."""
+    column, and bridging them as a dashed rule's dashes drew rules across the column. A dashed
+    rule's gaps are paper; the specks' are grey."""
     for fill, strength in ((170, "moderate"), (185, "strong")):
         for seed in range(6):
             scan = degrade(_shaded_table(fill, [(0, 0, 0, 6)]), DPI, "noise", strength, seed=seed).image
-            grids = find_grids(scan, DPI, MIN_LONE_HEIGHT_IN)
-            assert [iou(g.box, (150, 300, 790, 454)) > 0.8 for g in grids] == [True], (fill, strength, seed, grids)
-
-
-def test_short_rules_crossing_a_column_or_two_are_only_a_part() -> None:
-    """eu-018 p1's office scan: noise in a dark shaded header left short runs of specks as thin
-    as rules, each crossing two of the header's column rules, far enough apart to pass for rows;
-    the box was trimmed to them and lost the table. A table has rules across its width: a grid
-    without is a part at best, added only where no box covers it and never reshaping one."""
-    page = Image.new("L", (1190, 1684), 255)
-    draw = ImageDraw.Draw(page)
-    for x in (300, 450, 600):
-        draw.line([(x, 300), (x, 390)], fill=0, width=2)
-    for i, y in enumerate(range(305, 390, 14)):  # each over two neighbouring column rules
-        x = (300, 450)[i % 2]
-        draw.line([(x - 10, y), (x + 160, y)], fill=0, width=1)
-    assert [is_part(g) for g in find_grids(page, DPI, MIN_LONE_HEIGHT_IN)] == [True]
+            grey = np.asarray(scan)[302:452, 154:308]  # inside the shaded column, off its rules
+            dark = grey < 160
+            bridged = dashes_bridged(dark, grey >= 208, DPI, 29)
+            assert not (runs(bridged, 29) & ~runs(dark, 29)).any(), (fill, strength, seed)
+    dashes = np.zeros((20, 200), dtype=bool)
+    dashes[10, [x for x in range(200) if x % 8 < 4]] = True  # 4 px dashes 4 px apart, on paper
+    assert runs(dashes_bridged(dashes, ~dashes, DPI, 29), 190)[10].all()
 
 
 def _flowchart() -> Image.Image:
@@ -220,10 +211,10 @@ def test_a_frame_whose_middle_rules_a_photocopy_broke_is_one_table_and_two_table
             draw.rectangle((x, y, x + 1, y), fill=0)
     for y in (366 + 11, 388 + 11, 410 + 11):
         draw.text((156, y - 6), "a row", fill=0)
-    # the dotted sides are bridged as dashed rules are: one grid straight away
-    assert [iou(g.box, (150, 300, 790, 564)) > 0.97 for g in find_grids(page, DPI)] == [True]
-    # the two grids the thin rules broke it into, before dashes were bridged, are one frame
-    grids = [(150.0, 300.0, 792.0, 366.0), (150.0, 432.0, 792.0, 566.0)]
+    # the plain rules make two grids, and bridging adds grids only where they made none
+    grids = [g.box for g in find_grids(page, DPI)]
+    assert [iou(g, e) > 0.95 for g, e in zip(grids, [(150, 300, 792, 366), (150, 432, 792, 566)])] == [True, True]
+    # the two grids the thin rules broke it into are one frame
     joined = frames(page, grids, DPI)
     assert len(joined) == 1 and iou(joined[0], (150, 300, 790, 564)) > 0.97
     box = TableBox((140.0, 290.0, 800.0, 574.0), 0.9, False)

@@ -252,8 +252,7 @@ def ruled_tables(
 ) -> None:
     """Second finder on normalised pages: the detector's boxes checked against the page's ruled
     grids (`worker.core.ruled_boxes`): a box over two grids is split, a box over most of a grid
-    widened to all of it, a grid no box covers added (a grid of two rows, or one without two rules
-    across its width, a part of a table, only so); then blank paper between a box's edges and
+    widened to all of it, a grid no box covers added; then blank paper between a box's edges and
     the one grid it holds is trimmed off (`NORMALISE__TRIM_BOXES`), a box whose crop reaches past
     a page-wide rule into a heading is cut at the rule (`NORMALISE__CUT_FOREIGN_RULES`), and one
     whose crop's edge cuts a line of text outside the grid moves in to blank paper
@@ -269,7 +268,6 @@ def ruled_tables(
         find_grids,
         frames,
         is_low,
-        is_part,
         trim_to_grid,
     )
 
@@ -279,13 +277,13 @@ def ruled_tables(
             continue
         page, dpi = views[p], round(run.dpi * transform.scale)
         found = find_grids(page, dpi, MIN_LONE_HEIGHT_IN)
-        grids = [g.box for g in found if not (is_low(g, dpi) or is_part(g))]
-        low = [g.box for g in found if is_low(g, dpi) or is_part(g)]
+        grids = [g.box for g in found if not is_low(g, dpi)]
+        low = [g.box for g in found if is_low(g, dpi)]
         threshold = run.engine.detection_threshold(s)
         if grids:
             parts = frames(page, grids, dpi)
             boxes[p], _, _ = reconcile(boxes[p], grids, threshold, WIDEN_MIN_IN * dpi, parts)
-        if low:  # a table of two ruled rows or a table's part the detector missed; never a box's reshaping
+        if low:  # a table of two ruled rows the detector missed; never a box's reshaping
             boxes[p], _ = with_uncovered(boxes[p], low, threshold)
         if not grids:
             continue
