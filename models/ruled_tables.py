@@ -10,12 +10,13 @@ A grid is a set of horizontal and vertical rules, connected through their crossi
 least `MIN_H` horizontal and `MIN_V` vertical lines (pieces of one rule count once): more than a
 box drawn round a paragraph or a figure's frame. Its density is judged by its rules' pieces, as
 a chart's or a halftone's are many. Rules are found as in `models.rules` (long, thin dark runs),
-after one-pixel gaps along a line are closed (a photocopy drops ink out of its rules). Where
-these plain rules make no grid, the page is looked at again with dashed and dotted rules bridged
-over paper (a photocopy breaks a thin grey rule into dashes); only there, since bridged, a shaded
-band's dots make a table too dense. A shaded band, photocopied, is a field of dots whose every
-column reads as a short rule, so its table looks packed too tight for one: on a black-and-white
-page such a grid is looked for again with the halftone screens' ink taken out, its rules counted
+after one-pixel gaps along a line are closed (a photocopy drops ink out of its rules). On a
+black-and-white page, where these plain rules make no grid, the page is looked at again with
+dashed and dotted rules bridged over paper (a threshold breaks a thin grey rule into dashes,
+where a grey page keeps it whole and its dashes are a chart's gridlines); only there, since
+bridged, a shaded band's dots make a table too dense. A shaded band, photocopied, is a field of
+dots whose every column reads as a short rule, so its table looks packed too tight for one: on a
+black-and-white page such a grid is looked for again with the halftone screens' ink taken out, its rules counted
 by line (the mask cuts them where dots touched them), and a whole table found so, with
 `MIN_ACROSS` horizontal rules across most of its width, is kept (a chart's patterned bars are
 screens too, and what is left of a chart or a flowchart is no whole table).
@@ -84,10 +85,12 @@ def find_grids(image: Image.Image, dpi: int, min_height_in: float = MIN_HEIGHT_I
     seen = [g.box for g in grids if _big_enough(g, dpi, min_height_in)]
     found = [g for g in grids if _table_like(g, dpi, min_height_in)]
     dense = [b for b in seen if b not in {g.box for g in found}]
+    if not is_binary(image):  # a grey page keeps its thin rules whole: its dashes are drawn so
+        return sorted(found, key=lambda g: (g.box[1], g.box[0]))
     # dashed tables, where the plain rules made no grid
     bridged = _ruled(dark, paper, dpi, by_line=False, bridge=True)
     found += [g for g in bridged if _table_like(g, dpi, min_height_in) and not any(_meets(g.box, b) for b in seen)]
-    if dense and is_binary(image):  # a shaded band's dots, photocopied, read as rules packed tighter than rows
+    if dense:  # a shaded band's dots, photocopied, read as rules packed tighter than rows
         screen = screen_mask(dark)  # its dots, taken out, are paper
         screened = _ruled(dark & ~screen, paper | screen, dpi, by_line=True, bridge=True)
         whole = [g for g in screened if _table_like(g, dpi, min_height_in) and not is_part(g)]
