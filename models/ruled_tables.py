@@ -54,6 +54,7 @@ FRAME_GAP_IN = 0.5  # ... this close, ...
 FRAME_INK = 0.8  # ... and whose side rules run on through the gap (ink on this share of its rows) are one
 FRAME_SLACK_PX = 2  # a side rule is looked for this far either side of the grid's edge
 PAPER = 208  # grey level a dashed rule's gaps reach at least: halfway from DARK to white
+SCREEN_REACH_PX = 40  # how far the screen mask looks round a pixel (its squares and its closing), and more
 BODY_X_HEIGHT_IN = 0.065  # x-height of 9-10 pt body text: dashed rules' gaps and thickness are measured in it
 
 
@@ -91,11 +92,23 @@ def find_grids(image: Image.Image, dpi: int, min_height_in: float = MIN_HEIGHT_I
     bridged = _ruled(dark, paper, dpi, by_line=False, bridge=True)
     found += [g for g in bridged if _table_like(g, dpi, min_height_in) and not any(_meets(g.box, b) for b in seen)]
     if dense:  # a shaded band's dots, photocopied, read as rules packed tighter than rows
-        screen = screen_mask(dark)  # its dots, taken out, are paper
+        screen = _screens(dark, dense)  # its dots, taken out, are paper
         screened = _ruled(dark & ~screen, paper | screen, dpi, by_line=True, bridge=True)
         whole = [g for g in screened if _table_like(g, dpi, min_height_in) and not is_part(g)]
         found += [g for g in whole if any(_within(g.box, d) for d in dense)]
     return sorted(found, key=lambda g: (g.box[1], g.box[0]))
+
+
+def _screens(dark: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> np.ndarray:
+    """The halftone screens of `dark` in `boxes` (a page's screen mask costs a fifth of a second;
+    the mask is local, so each box is masked with `SCREEN_REACH_PX` of the page around it)."""
+    screen = np.zeros_like(dark)
+    h, w = dark.shape
+    for x0, y0, x1, y1 in boxes:
+        top, bottom = max(0, int(y0) - SCREEN_REACH_PX), min(h, int(y1) + SCREEN_REACH_PX + 1)
+        left, right = max(0, int(x0) - SCREEN_REACH_PX), min(w, int(x1) + SCREEN_REACH_PX + 1)
+        screen[top:bottom, left:right] |= screen_mask(dark[top:bottom, left:right])
+    return screen
 
 
 def _ruled(dark: np.ndarray, paper: np.ndarray, dpi: int, by_line: bool, bridge: bool) -> list[Grid]:
