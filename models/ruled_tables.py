@@ -16,10 +16,10 @@ dashed and dotted rules bridged over paper (a threshold breaks a thin grey rule 
 where a grey page keeps it whole and its dashes are a chart's gridlines); only there, since
 bridged, a shaded band's dots make a table too dense. A shaded band, photocopied, is a field of
 dots whose every column reads as a short rule, so its table looks packed too tight for one: on a
-black-and-white page such a grid is looked for again with the halftone screens' ink taken out, its rules counted
-by line (the mask cuts them where dots touched them), and a whole table found so, with
-`MIN_ACROSS` horizontal rules across most of its width, is kept (a chart's patterned bars are
-screens too, and what is left of a chart or a flowchart is no whole table).
+black-and-white page such a grid is looked for again with the halftone screens' ink taken out,
+its rules counted by line (the mask cuts them where dots touched them), and a whole table found
+so, with `MIN_ACROSS` horizontal rules across most of its width, is kept (a chart's patterned
+bars are screens too, and what is left of a chart or a flowchart is no whole table).
 
 numpy and PIL; plain data out (boxes in the page's pixels).
 """
@@ -72,7 +72,7 @@ class Grid:
     """A ruled table: its box (page pixels) and the rules it is made of."""
 
     box: tuple[float, float, float, float]
-    horizontal: int
+    horizontal: int  # rules: their pieces, or their lines where the screens were taken out
     vertical: int
     across: int  # horizontal rules across most of its width (`FULL_SHARE`)
 
