@@ -35,6 +35,7 @@ from models.dotted_rules import dotted_rule_mask
 from models.halftone import screen_mask
 from models.page_normalise import is_binary, wipe_specks
 from models.rules import DARK, RULE_MAX_THICKNESS_PX, rule_length, runs
+from worker.core.geometry import intersection_area
 
 MIN_H = 3  # horizontal rules in a grid: a frame and at least one row line
 MIN_V = 3  # vertical rules in a grid: a frame and at least one column line
@@ -85,16 +86,21 @@ def find_grids(image: Image.Image, dpi: int, min_height_in: float = MIN_HEIGHT_I
     grids = _ruled(dark, paper, dpi, by_line=False, bridge=False)
     seen = [g.box for g in grids if _big_enough(g, dpi, min_height_in)]
     found = [g for g in grids if _table_like(g, dpi, min_height_in)]
-    dense = [b for b in seen if b not in {g.box for g in found}]
+    table_boxes = {g.box for g in found}
+    dense = [b for b in seen if b not in table_boxes]
     if not is_binary(image):  # a grey page keeps its thin rules whole: its dashes are drawn so
         return sorted(found, key=lambda g: (g.box[1], g.box[0]))
     # dashed tables, where the plain rules made no grid
     bridged = _ruled(dark, paper, dpi, by_line=False, bridge=True)
-    found += [g for g in bridged if _table_like(g, dpi, min_height_in) and not any(_meets(g.box, b) for b in seen)]
+    found += [
+        g
+        for g in bridged
+        if _table_like(g, dpi, min_height_in) and not any(intersection_area(g.box, b) > 0 for b in seen)
+    ]
     if dense:  # a shaded band's dots, photocopied, read as rules packed tighter than rows
         screen = _screens(dark, dense)  # its dots, taken out, are paper
         screened = _ruled(dark & ~screen, paper | screen, dpi, by_line=True, bridge=True)
-        whole = [g for g in screened if _table_like(g, dpi, min_height_in) and not is_part(g)]
+        whole = [g for g in screened if _table_like(g, dpi, min_height_in) and _whole(g)]
         found += [g for g in whole if any(_within(g.box, d) for d in dense)]
     return sorted(found, key=lambda g: (g.box[1], g.box[0]))
 
@@ -120,11 +126,6 @@ def _ruled(dark: np.ndarray, paper: np.ndarray, dpi: int, by_line: bool, bridge:
         rows = dashes_bridged(rows, paper, dpi, min_len)
         columns = dashes_bridged(columns, np.ascontiguousarray(paper.T), dpi, min_len)
     return _grids(_rules(close_gaps(rows), min_len), _rules(close_gaps(columns), min_len), by_line)
-
-
-def _meets(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
-    """Whether boxes `a` and `b` overlap."""
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def _within(inner: tuple[float, float, float, float], outer: tuple[float, float, float, float]) -> bool:
@@ -193,9 +194,9 @@ def _sides_run_on(a: tuple[float, float, float, float], b: tuple[float, float, f
     return True
 
 
-def is_part(grid: Grid) -> bool:
-    """Without `MIN_ACROSS` rules across its width: a part of a table, or no table at all."""
-    return grid.across < MIN_ACROSS
+def _whole(grid: Grid) -> bool:
+    """With `MIN_ACROSS` rules across its width: less is a part of a table, or no table at all."""
+    return grid.across >= MIN_ACROSS
 
 
 def is_low(grid: Grid, dpi: int) -> bool:

@@ -8,6 +8,7 @@ from PIL import Image, ImageDraw
 
 from models.ruled_tables import (
     MIN_LONE_HEIGHT_IN,
+    PAPER,
     clear_cut_lines,
     cut_at_foreign_rules,
     dashes_bridged,
@@ -16,7 +17,7 @@ from models.ruled_tables import (
     is_low,
     trim_to_grid,
 )
-from models.rules import runs
+from models.rules import DARK, rule_length, runs
 from worker.core.detections import TableBox
 from worker.core.geometry import iou
 from worker.core.ruled_boxes import held_grid, reconcile, with_uncovered
@@ -97,8 +98,8 @@ def test_a_two_row_table_with_dashed_rules_is_a_grid() -> None:
 
 
 def _shaded_table(fill: int, shades: list[tuple[int, int, int, int]], white_rows: tuple[int, ...] = ()) -> Image.Image:
-    """A ruled table of 7 rows and 4 columns at (150, 300), its `shades` (first and last column,
-    first and last row, in cells) filled `fill` grey, the text of `white_rows` in white."""
+    """A ruled table of 7 rows and 4 columns at (150, 300), its `shades` (first column, first row,
+    last column, last row: cells) filled `fill` grey, the text of `white_rows` in white."""
     page = Image.new("L", (1190, 1684), 255)
     draw = ImageDraw.Draw(page)
     x0, y0, cw, rh = 150, 300, 160, 22
@@ -136,16 +137,17 @@ def test_specks_on_a_grey_shade_are_no_dashed_rule() -> None:
     """eu-020 p3's noise scan: sensor noise leaves specks darker than ink all over a grey shaded
     column, and bridging them as a dashed rule's dashes drew rules across the column. A dashed
     rule's gaps are paper; the specks' are grey."""
+    length = rule_length(DPI)
     for fill, strength in ((170, "moderate"), (185, "strong")):
         for seed in range(6):
             scan = degrade(_shaded_table(fill, [(0, 0, 0, 6)]), DPI, "noise", strength, seed=seed).image
             grey = np.asarray(scan)[302:452, 154:308]  # inside the shaded column, off its rules
-            dark = grey < 160
-            bridged = dashes_bridged(dark, grey >= 208, DPI, 29)
-            assert not (runs(bridged, 29) & ~runs(dark, 29)).any(), (fill, strength, seed)
+            dark = grey < DARK
+            bridged = dashes_bridged(dark, grey >= PAPER, DPI, length)
+            assert not (runs(bridged, length) & ~runs(dark, length)).any(), (fill, strength, seed)
     dashes = np.zeros((20, 200), dtype=bool)
     dashes[10, [x for x in range(200) if x % 8 < 4]] = True  # 4 px dashes 4 px apart, on paper
-    assert runs(dashes_bridged(dashes, ~dashes, DPI, 29), 190)[10].all()
+    assert runs(dashes_bridged(dashes, ~dashes, DPI, length), 190)[10].all()
 
 
 def _flowchart() -> Image.Image:
@@ -216,6 +218,7 @@ def test_a_frame_whose_middle_rules_a_photocopy_broke_is_one_table_and_two_table
         draw.text((156, y - 6), "a row", fill=0)
     # the plain rules make two grids, and bridging adds grids only where they made none
     grids = [g.box for g in find_grids(page, DPI)]
+    assert len(grids) == 2, grids
     assert [iou(g, e) > 0.95 for g, e in zip(grids, [(150, 300, 792, 366), (150, 432, 792, 566)])] == [True, True]
     # the two grids the thin rules broke it into are one frame
     joined = frames(page, grids, DPI)
