@@ -1,8 +1,9 @@
 """Box sums and the closing of a mask between its parts, on whole arrays (numpy only).
 
-Shared by the fill flattening (`models.fills`, on blocks) and the halftone reading
-(`models.halftone`, on pixels): both judge a region by counts over squares around each element
-and fill in the letters a region surrounds.
+Shared by the fill flattening (`models.fills`, on blocks), the halftone and dark-band reading
+(`models.halftone`, `models.dark_bands`, on pixels) and the speck wipe
+(`models.page_normalise`): they judge a region by counts over squares around each element and
+fill in the letters a region surrounds.
 """
 
 from __future__ import annotations
@@ -24,6 +25,26 @@ def box_mean(values: np.ndarray, radius: int) -> np.ndarray:
     padded = np.pad(values.astype(np.float64), radius, mode="edge")
     k = 2 * radius + 1
     return (box_sum(padded, radius)[radius:-radius, radius:-radius] / (k * k)).astype(np.float32)
+
+
+def box_count(mask: np.ndarray, radius: int) -> np.ndarray:
+    """Count of true pixels in the (2 * radius + 1) square around each pixel (zero beyond the
+    edges), on one-byte arrays: a row pass and a column pass of shifted adds (a count of at most
+    255 fits; the speck wipe's largest is 225). Two page-sized int32 integral images cost 4x more
+    on a 300-dpi page (docs/speed.md); `box_sum`'s float64 one costs more still."""
+    k = 2 * radius + 1
+    if k * k > 255:
+        raise ValueError(f"a box of {k} px a side counts past one byte")
+    h, w = mask.shape
+    padded = np.zeros((h + k - 1, w + k - 1), dtype=np.uint8)
+    padded[radius : radius + h, radius : radius + w] = mask
+    rows = padded[:, :w].copy()
+    for d in range(1, k):
+        rows += padded[:, d : d + w]
+    out = rows[:h].copy()
+    for d in range(1, k):
+        out += rows[d : d + h]
+    return out
 
 
 def between(mask: np.ndarray, reach: int) -> np.ndarray:

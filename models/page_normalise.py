@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageFilter
 
+from models.box_filters import box_count
 from models.max_filter import max_filter
 from worker.core.page_transform import (
     IDENTITY,
@@ -439,8 +440,8 @@ def wipe_specks(grey: np.ndarray, rules_aside: bool = True) -> np.ndarray:
 
 def _speck_centres(dark: np.ndarray) -> np.ndarray:
     """Dark pixels with ink in their core square and none in the ring around it: specks, not strokes."""
-    core = _box_sum(dark, SPECK_CORE)
-    ring = _box_sum(dark, SPECK_RING)
+    core = box_count(dark, SPECK_CORE)
+    ring = box_count(dark, SPECK_RING)
     ring -= core
     return dark & (core > 0) & (ring == 0)
 
@@ -473,22 +474,3 @@ def soften_binary(image: Image.Image, descreen: bool = False) -> Image.Image:
         grey = read_screens(grey)
     grey = wipe_specks(grey)
     return Image.fromarray(grey.astype(np.uint8)).filter(ImageFilter.GaussianBlur(SOFTEN_SIGMA)).convert(image.mode)
-
-
-def _box_sum(mask: np.ndarray, radius: int) -> np.ndarray:
-    """Count of true pixels in the (2 * radius + 1) square around each pixel, in place on one-byte
-    arrays: a row pass and a column pass of shifted adds (a count of at most 255 fits; SPECK_RING's
-    is 225). Two page-sized int32 integral images cost 4x more on a 300-dpi page (docs/speed.md)."""
-    k = 2 * radius + 1
-    if k * k > 255:
-        raise ValueError(f"a box of {k} px a side counts past one byte")
-    h, w = mask.shape
-    padded = np.zeros((h + k - 1, w + k - 1), dtype=np.uint8)
-    padded[radius : radius + h, radius : radius + w] = mask
-    rows = padded[:, :w].copy()
-    for d in range(1, k):
-        rows += padded[:, d : d + w]
-    out = rows[:h].copy()
-    for d in range(1, k):
-        out += rows[d : d + h]
-    return out

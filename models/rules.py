@@ -10,6 +10,7 @@ be a thin line a photocopy broke into shorter pieces (`bridged_runs`). Plain dat
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 from PIL import Image
 
 from models.box_filters import box_mean
@@ -94,11 +95,12 @@ def crop_rules(crop: Image.Image, dpi: int) -> RulingLines:
 
 def _bands(counts: np.ndarray, min_len: int) -> list[tuple[int, int]]:
     """(first, past-last) of each run of image rows (columns) holding a rule."""
-    return _runs_of(counts >= min_len)
+    return run_bounds(counts >= min_len)
 
 
-def _runs_of(on: np.ndarray) -> list[tuple[int, int]]:
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], on.astype(np.int8), [0]])))
+def run_bounds(on: npt.ArrayLike) -> list[tuple[int, int]]:
+    """(first, past-last) of each run of True in a 1-D mask."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], np.asarray(on).astype(np.int8), [0]])))
     return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2])]
 
 
@@ -109,7 +111,7 @@ def _stretches(on: np.ndarray, piece: int) -> tuple[tuple[float, float], ...]:
     break a thin rule's end into pieces shorter than `piece`."""
     out: list[tuple[float, float]] = []
     pieces: list[tuple[int, int]] = []
-    for a, b in _runs_of(on):
+    for a, b in run_bounds(on):
         if pieces and a - pieces[-1][1] <= 1:
             pieces[-1] = (pieces[-1][0], b)
         else:

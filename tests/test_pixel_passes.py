@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from PIL import Image, ImageFilter
 
+from models.box_filters import box_count
 from models.embedded.image_ops import resize
 from models.fills import BLOCK, _block_stats
 from models.max_filter import max_filter
-from models.page_normalise import _box_sum
 from models.rules import runs
 
 RNG = np.random.default_rng(7)
@@ -58,16 +58,16 @@ def _box_reference(mask: np.ndarray, radius: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("radius", [0, 1, 3, 7])
-def test_box_sum_counts_the_square_around_each_pixel(radius: int) -> None:
+def test_box_count_counts_the_square_around_each_pixel(radius: int) -> None:
     for _ in range(5):
         h, w = RNG.integers(1, 25, 2)
         mask = RNG.random((h, w)) < RNG.random()
-        assert (_box_sum(mask, radius).astype(int) == _box_reference(mask, radius)).all()
+        assert (box_count(mask, radius).astype(int) == _box_reference(mask, radius)).all()
 
 
-def test_box_sum_refuses_a_box_that_counts_past_a_byte() -> None:
+def test_box_count_refuses_a_box_that_counts_past_a_byte() -> None:
     with pytest.raises(ValueError):
-        _box_sum(np.ones((4, 4), dtype=bool), 8)
+        box_count(np.ones((4, 4), dtype=bool), 8)
 
 
 def test_block_stats_equal_float_mean_and_std() -> None:
