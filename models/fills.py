@@ -15,6 +15,7 @@ import numpy as np
 from PIL import Image
 
 from models.box_filters import between, box_sum
+from models.dark_bands import invert_dark_bands
 
 BLOCK = 4  # fill is judged on blocks of this many pixels a side
 FILL_MIN, FILL_MAX = 40, 232  # a block this grey is neither paper nor ink ...
@@ -31,12 +32,17 @@ DARK_FILL = 200.0  # ... but a fill this dark is one even where it covers most o
 
 
 def flatten_fills(image: Image.Image) -> Image.Image:
-    """`image` in grey with every flat fill turned to white and its letters to dark ink."""
-    pixels = np.asarray(image.convert("L"))
+    """`image` in grey with every flat fill turned to white and its letters to dark ink, and
+    every dark band too (`models.dark_bands`: black and white at once, which no flat fill is)."""
+    return Image.fromarray(invert_dark_bands(_flat_fills(np.asarray(image.convert("L")))))
+
+
+def _flat_fills(pixels: np.ndarray) -> np.ndarray:
+    """`pixels` (grey, uint8) with every flat fill turned to white and its letters to dark ink."""
     h, w = pixels.shape
     bh, bw = h // BLOCK, w // BLOCK
     if bh < 3 or bw < 3:
-        return image.convert("L")
+        return pixels
     mean, std = _block_stats(pixels[: bh * BLOCK, : bw * BLOCK], bh, bw)
     # paper scanned grey (office scans: 220-240) is not a fill: flattening it would turn its
     # noise, lighter than its level, into dark specks
@@ -47,7 +53,7 @@ def flatten_fills(image: Image.Image) -> Image.Image:
     grain = float(np.median(std[mean > upper])) if bool((mean > upper).any()) else 0.0
     fill = (mean >= FILL_MIN) & (mean <= upper) & (std <= max(FILL_MAX_STD, GRAIN_FACTOR * grain))
     if int(fill.sum()) < MIN_FILL_BLOCKS:
-        return image.convert("L")
+        return pixels
     # the fill's level near each block, from fill blocks only (a normalised box mean)
     count = box_sum(fill.astype(np.float32), LEVEL_BLOCKS)
     total = box_sum(np.where(fill, mean, 0.0).astype(np.float32), LEVEL_BLOCKS)
@@ -57,7 +63,7 @@ def flatten_fills(image: Image.Image) -> Image.Image:
     region = fill | (near & between(fill, CLOSE_BLOCKS))
     region &= count >= MIN_NEAR_FILL
     if not region.any():
-        return image.convert("L")
+        return pixels
     grey = pixels.astype(np.float32)
     full_region = np.zeros((h, w), dtype=bool)
     full_level = np.full((h, w), 255.0, dtype=np.float32)
@@ -71,7 +77,7 @@ def flatten_fills(image: Image.Image) -> Image.Image:
     floor = GRAIN_FACTOR * grain
     contrast = np.clip((np.abs(grey - full_level) - floor) / np.maximum(span - floor, 1.0), 0.0, 1.0)
     out = np.where(full_region, 255.0 * (1.0 - contrast), grey)
-    return Image.fromarray(out.astype(np.uint8))
+    return out.astype(np.uint8)
 
 
 def _block_stats(pixels: np.ndarray, bh: int, bw: int) -> tuple[np.ndarray, np.ndarray]:

@@ -37,6 +37,7 @@ import numpy as np
 from PIL import Image, ImageFilter
 
 from models.box_filters import box_count
+from models.dark_bands import invert_dark_bands
 from models.max_filter import max_filter
 from worker.core.page_transform import (
     IDENTITY,
@@ -464,7 +465,9 @@ def soften_binary(image: Image.Image, descreen: bool = False) -> Image.Image:
     """A black-and-white crop with its edges softened to grey, as a render antialiases them; any
     other crop as it is. The structure model and the OCR are trained on antialiased text. With
     `descreen`, halftone screens (shaded fills a photocopy dotted) are first read back as white
-    fill with dark letters (`models.halftone`)."""
+    fill with dark letters (`models.halftone`). Dark bands (white labels on a black fill the
+    photocopy kept) are always read back so (`models.dark_bands`): the structure model then sees
+    a header row, where it saw a black bar."""
     if not is_binary(image):
         return image
     grey = np.asarray(image.convert("L"), dtype=np.float32)
@@ -472,5 +475,5 @@ def soften_binary(image: Image.Image, descreen: bool = False) -> Image.Image:
         from models.halftone import descreen as read_screens
 
         grey = read_screens(grey)
-    grey = wipe_specks(grey)
+    grey = wipe_specks(invert_dark_bands(grey))
     return Image.fromarray(grey.astype(np.uint8)).filter(ImageFilter.GaussianBlur(SOFTEN_SIGMA)).convert(image.mode)

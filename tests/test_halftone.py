@@ -4,7 +4,7 @@ A generated table whose header sits on a fill is thresholded with noise, as a ph
 black-and-white scan does it: the fill becomes scattered dots, white on black for a dark fill,
 black on white for a light one. The screen is found (and the body's text is not taken for one),
 and after the descreened clean-up the real PP-OCR reads at least three of the band's four labels,
-where the plain clean-up gives it at most two.
+where the plain clean-up gives the light band at most two.
 """
 
 from __future__ import annotations
@@ -68,8 +68,9 @@ def test_the_screen_turns_to_paper_and_its_letters_to_ink():
 @pytest.mark.parametrize(("fill", "letters"), [(115, 255), (185, 0)], ids=["white-on-dark", "dark-on-light"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_ppocr_reads_the_screened_labels_once_descreened(fill, letters, seed):
-    """The real recogniser reads the band as noise after the plain clean-up (no label, or the
-    first two of the light one), and nearly every label after the descreened one."""
+    """The real recogniser reads the light band as noise after the plain clean-up (at most two
+    labels), and nearly every label of either band after the descreened one. (The plain clean-up
+    reads the dark band too since it inverts dark bands, models.dark_bands: tests/test_dark_bands.py.)"""
     import models.ppocr as ppocr
 
     engine = ppocr.load(threads=1, rule_min_px=28)
@@ -79,5 +80,6 @@ def test_ppocr_reads_the_screened_labels_once_descreened(fill, letters, seed):
         header = [w.text for w in engine.read(image.convert("RGB")) if w.bbox[1] < BAND]
         return sum(label in header for label in LABELS)
 
-    assert labels_read(soften_binary(crop)) <= 2
+    if letters == 0:
+        assert labels_read(soften_binary(crop)) <= 2
     assert labels_read(soften_binary(crop, descreen=True)) >= 3
