@@ -69,7 +69,9 @@ def _whole(band: np.ndarray, ink: np.ndarray, again: bool = True) -> np.ndarray:
     than `MIN_COVER` of are a shorter band beside a taller one (years dark over a white
     'N | %' sub-header, beside a stub block dark over both rows): judged by its bottom quarter
     the tall one does not grow over them, and read back with it they came out in patches. They
-    are taken once more as bands of their own rows."""
+    are taken once more as bands of their own rows. A band is left at least `MIN_WIDTH_PX`
+    wide, or dropped: a screen of mid-grey dots passes the cover test in scattered columns, and
+    read back in slivers its labels were lost (dev page eu-020 p3, photocopied)."""
     window = np.ones(2 * COLUMN_SMOOTH + 1) / (2 * COLUMN_SMOOTH + 1)
     short = np.zeros_like(band)
     for top, bottom in run_bounds(band.any(axis=1)):
@@ -85,8 +87,11 @@ def _whole(band: np.ndarray, ink: np.ndarray, again: bool = True) -> np.ndarray:
         partial = rows.mean(axis=0) < MIN_COVER
         short[top:bottom, partial] = rows[:, partial]
         rows[:, partial] = False
+        for left, right in run_bounds(rows.any(axis=0)):
+            if right - left < MIN_WIDTH_PX:  # what is left of a band is a band, or nothing
+                rows[:, left:right] = False
     if again and short.any():
-        band |= _whole(runs(short.T, MIN_HEIGHT_PX).T, ink, again=False)
+        band |= _whole(runs(runs(short.T, MIN_HEIGHT_PX).T, MIN_WIDTH_PX), ink, again=False)
     return band
 
 
