@@ -35,8 +35,9 @@ DENSE_SHARE = 0.6  # ... and a band covers more than this share of them (bold te
 MIN_WIDTH_PX = 60  # a band runs at least this wide: several letters, more than any glyph
 LETTER_REACH = 12  # px: a letter inside a band has band on both sides within this (rows between
 # two bands further apart than twice this stay as they are)
-MIN_HEIGHT_PX = 16  # ... and at least this tall, letters included: a text line (a thick rule under
-# bold letters is as dense, but only as tall as the rule)
+MIN_HEIGHT_PX = 20  # ... and at least this tall, letters included: a text line and its margins (a
+# thick rule under bold letters is as dense, but only as tall as the rule; large bold letters on
+# a light screen, only as tall as the letters)
 COLUMN_SHARE = 0.5  # a band's column is mostly ink in the top and bottom quarter of its rows
 # (the margins above and below its letters)
 MIN_COVER = 0.8  # once grown, a band covers this share of each of its columns' rows or more

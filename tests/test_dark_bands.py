@@ -4,11 +4,12 @@ A generated table whose header is printed white on a dark fill is thresholded af
 photocopier does it: the band comes out black with white letters and scattered white dots. The
 band is found (its letters included) and the body's text is not; after the fill flattening every
 OCR engine runs behind, the band is paper and its letters ink, and the real PP-OCR reads the
-labels it read nothing of before. A band under long bold labels is found whole, one whose
-letters the threshold erased is left as it was, a dark row shorter than the block beside it
-is read back over its own rows, a screen at the density threshold leaves no slivers, a thick rule
-under bold letters (as dense as a band, but only as tall as the rule) is no band, and a white
-row between two dark bands stays as it is.
+labels it read nothing of before. A band under long bold labels is found whole; one whose
+letters the threshold erased is left as it was; a dark row shorter than the block beside it
+is read back over its own rows; a screen at the density threshold leaves no slivers. Bold
+black letters on a light screen are no band, nor is a thick rule under bold letters (as dense
+as a band, but only as tall as the rule), and a white row between two dark bands stays as it
+is.
 """
 
 from __future__ import annotations
@@ -163,6 +164,20 @@ def test_a_screen_at_the_density_threshold_leaves_no_slivers(seed: int) -> None:
     for top, bottom in run_bounds(mask.any(axis=1)):
         for left, right in run_bounds(mask[top:bottom].any(axis=0)):
             assert right - left >= MIN_WIDTH_PX
+
+
+@pytest.mark.parametrize("seed", [0, 1, 3, 4, 5, 6])
+def test_bold_black_letters_on_a_light_screen_are_no_band(seed: int) -> None:
+    """Large bold black labels on a light dotted screen make squares as dense as a band's, as
+    tall as the letters (dev page eu-020 p2, photocopied: 'Population' read back as white
+    strokes, lost). A band holds its letters with a margin above and below: it is taller."""
+    font = ImageFont.truetype(FONT, 26)
+    img = Image.new("L", (720, 100), 255)
+    d = ImageDraw.Draw(img)
+    d.rectangle((0, 0, 719, 45), fill=150)
+    d.text((14, 8), "Population", font=font, fill=0)
+    d.text((300, 8), "Female students", font=font, fill=0)
+    assert not band_mask(np.asarray(_threshold(img, seed))).any()
 
 
 def test_a_white_row_between_two_dark_bands_stays_white() -> None:
