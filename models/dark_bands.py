@@ -13,11 +13,10 @@ glyph's stroke is never that dense over that width); the letters inside it are t
 band on both sides within `LETTER_REACH`; it is as tall as a line of text (`MIN_HEIGHT_PX`: a
 thick rule is not), and it is grown to the rectangle of columns mostly ink over its rows (the
 squares miss the middle of a long bold label); a shorter band beside a taller one is grown
-over its own rows. Inside a band the white dots (white pixels with
-at most one white neighbour; a letter's stroke has more along it) are turned black, the band
-is inverted, and the specks the dots left are wiped. A band that then holds no letters (too
-few pixels in stems `STEM_PX` tall) is put back as it was. Pixels outside every
-band stay as they are.
+over its own rows. Inside a band the white dots (white pixels with at most one white
+neighbour; a letter's stroke has more along it) are turned black, the band is inverted, and
+the specks the dots left are wiped. A band that then holds no letters (too few pixels in stems
+`STEM_PX` tall) is put back as it was. Pixels outside every band stay as they are.
 
 numpy only; an image without a band costs one box count on one-byte arrays.
 """
@@ -102,7 +101,7 @@ def invert_dark_bands(grey: np.ndarray) -> np.ndarray:
     band = band_mask(grey)
     if not band.any():
         return grey
-    from models.page_normalise import wipe_specks
+    from models.page_normalise import wipe_specks  # here: page_normalise imports this module
 
     ink = np.asarray(grey) < INK
     white = ~ink

@@ -52,6 +52,22 @@ def _photocopy(fill: int, seed: int) -> Image.Image:
     return _threshold(img, seed)
 
 
+def _labelled_band(
+    fill: int, size: int, labels: list[tuple[int, int, str]], ink: int, bottom: int, body: str
+) -> Image.Image:
+    """A band of `fill` down to row `bottom`, `labels` ((x, y, text)) in `ink` on it, a body line
+    under it; not yet photocopied."""
+    font = ImageFont.truetype(FONT, size)
+    img = Image.new("L", (720, 100), 255)
+    d = ImageDraw.Draw(img)
+    d.rectangle((0, 0, 719, bottom), fill=fill)
+    for x, y, text in labels:
+        d.text((x, y), text, font=font, fill=ink)
+    if body:
+        d.text((14, bottom + 14), body, font=font, fill=0)
+    return img
+
+
 @pytest.mark.parametrize("fill", [40, 110])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_band_is_found_and_the_body_is_not(fill: int, seed: int) -> None:
@@ -99,14 +115,8 @@ def test_a_long_bold_label_does_not_split_its_band(seed: int) -> None:
     """Large bold words leave too little black in the squares around them: the squares alone
     found the band on both sides of 'Domestic (%) Imported (%)' and not under it, and the half
     read header split a column (dev page eu-019 p3, photocopied). The band is the whole row."""
-    font = ImageFont.truetype(FONT, 24)
-    img = Image.new("L", (720, 100), 255)
-    d = ImageDraw.Draw(img)
-    d.rectangle((0, 0, 719, 45), fill=110)
-    d.text((20, 9), "Country", font=font, fill=255)
-    d.text((170, 9), "Domestic (%) Imported (%)", font=font, fill=255)
-    d.text((600, 9), "Total", font=font, fill=255)
-    d.text((20, 60), "Austria 86.2 13.8", font=font, fill=0)
+    labels = [(20, 9, "Country"), (170, 9, "Domestic (%) Imported (%)"), (600, 9, "Total")]
+    img = _labelled_band(110, 24, labels, ink=255, bottom=45, body="Austria 86.2 13.8")
     grey = np.asarray(_threshold(img, seed))
     mask = band_mask(grey)
     assert mask[5:40].mean() > 0.95
@@ -118,13 +128,9 @@ def test_a_band_whose_letters_the_threshold_erased_stays_as_it_was(seed: int) ->
     """Labels printed too light to survive the threshold leave a band of dots and no letters.
     Inverted, it was blank paper with specks, and the structure model merged the header row
     away (dev page eu-024 p2, photocopied); as a black bar it keeps its row."""
-    font = ImageFont.truetype(FONT, 17)
-    img = Image.new("L", (720, 100), 255)
-    d = ImageDraw.Draw(img)
-    d.rectangle((0, 0, 719, BAND - 1), fill=60)
-    for i, label in enumerate(LABELS):
-        d.text((14 + 180 * i, 10), label, font=font, fill=90)  # erased: as dark as the fill, after noise
-    d.text((14, 58), "Austria 86.2 13.8", font=font, fill=0)
+    labels = [(14 + 180 * i, 10, label) for i, label in enumerate(LABELS)]
+    # erased: as dark as the fill, after noise
+    img = _labelled_band(60, 17, labels, ink=90, bottom=BAND - 1, body="Austria 86.2 13.8")
     grey = np.asarray(_threshold(img, seed))
     assert band_mask(grey)[3 : BAND - 3].mean() > 0.9
     assert np.array_equal(invert_dark_bands(grey), grey)
@@ -171,12 +177,8 @@ def test_bold_black_letters_on_a_light_screen_are_no_band(seed: int) -> None:
     """Large bold black labels on a light dotted screen make squares as dense as a band's, as
     tall as the letters (dev page eu-020 p2, photocopied: 'Population' read back as white
     strokes, lost). A band holds its letters with a margin above and below: it is taller."""
-    font = ImageFont.truetype(FONT, 26)
-    img = Image.new("L", (720, 100), 255)
-    d = ImageDraw.Draw(img)
-    d.rectangle((0, 0, 719, 45), fill=150)
-    d.text((14, 8), "Population", font=font, fill=0)
-    d.text((300, 8), "Female students", font=font, fill=0)
+    labels = [(14, 8, "Population"), (300, 8, "Female students")]
+    img = _labelled_band(150, 26, labels, ink=0, bottom=45, body="")
     assert not band_mask(np.asarray(_threshold(img, seed))).any()
 
 
