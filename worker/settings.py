@@ -342,6 +342,14 @@ class OcrSettings(Group):
         0.5, ge=0, le=1, description="PP-OCR: lines read with a lower mean character probability are dropped"
     )
 
+    ppocr_lexicon: Literal["en", "off"] = Field(
+        "en",
+        description="PP-OCR: a word of letters read unsurely and not in this word list (en: English, 82,765 "
+        "words) is replaced by the most probable listed reading of its own frames, when the model gives that "
+        "reading at least 1/200 of the greedy one's probability (`Totai` -> `Total` on a photocopy; "
+        "models.ppocr.lexicon, docs/scans.md Round 24); off: the greedy reading as it is",
+    )
+
     page_pass: bool = Field(
         False,
         description="on pages without a text layer, OCR each page's tables and their caption strips in one "

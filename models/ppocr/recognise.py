@@ -19,10 +19,13 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PIL import Image
+
+if TYPE_CHECKING:
+    from models.ppocr.lexicon import WordList
 
 HEIGHT = 48
 FRAME_PX = 8  # input columns per output frame
@@ -51,6 +54,7 @@ class LineRead:
 
     glyphs: tuple[Glyph, ...]
     frame_px: float  # crop pixels per output frame
+    read_score: float | None = None  # the greedy reading's score, where words were since corrected
 
     @property
     def text(self) -> str:
@@ -58,7 +62,11 @@ class LineRead:
 
     @property
     def score(self) -> float:
-        """Mean probability of the glyphs (0 for an empty read), as PaddleOCR scores a line."""
+        """Mean probability of the glyphs (0 for an empty read), as PaddleOCR scores a line; the
+        greedy reading's, where a word was corrected (models.ppocr.lexicon), so that whether a
+        line is kept stays the model's own call."""
+        if self.read_score is not None:
+            return self.read_score
         return float(np.mean([g.prob for g in self.glyphs])) if self.glyphs else 0.0
 
 
@@ -68,6 +76,7 @@ class RecogniseConfig:
     max_pad: float = 1.5  # a batch's widest line at most this times the narrowest's width
     max_width: int = 3200  # longest resized line (px at height 48); longer ones are squeezed
     cjk: bool = False  # also decode CJK characters (see CJK_START)
+    lexicon: str = "en"  # unsure non-words read again against this word list (models.ppocr.lexicon); "off"
 
 
 class TextRecogniser:
@@ -95,6 +104,13 @@ class TextRecogniser:
         self.characters = [characters[i] for i in _classes(meta["character"], self.config.cjk)]  # by model class
         self.input_name = self.session.get_inputs()[0].name
         self._call = run  # shrinks the CPU arena after a read's last call (models.embedded.session)
+        self.words: WordList | None = None
+        if self.config.lexicon == "en":
+            from models.ppocr.lexicon import english_words
+
+            self.words = english_words()
+        elif self.config.lexicon != "off":
+            raise ValueError(f"unknown PP-OCR word list {self.config.lexicon!r} (en or off)")
 
     def read(self, crops: list[np.ndarray]) -> list[LineRead]:
         """Read each (h, w, 3) uint8 line crop; results in the order of `crops`."""
@@ -106,8 +122,15 @@ class TextRecogniser:
             last = n == len(plan) - 1  # the widest batch: the arena is shrunk after it, once per read
             probs = self._run([crops[i] for i in batch], [widths[i] for i in batch], shrink=last)
             for row, i in enumerate(batch):
-                frames = math.ceil(widths[i] / FRAME_PX)
-                out[i] = LineRead(self._decode(probs[row, :frames]), frame_px=crops[i].shape[1] / widths[i] * FRAME_PX)
+                line = probs[row, : math.ceil(widths[i] / FRAME_PX)]
+                read = LineRead(self._decode(line), frame_px=crops[i].shape[1] / widths[i] * FRAME_PX)
+                if self.words is not None:
+                    from models.ppocr.lexicon import LexiconConfig, correct_words
+
+                    glyphs = correct_words(read.glyphs, line, self.characters, self.words, LexiconConfig())
+                    if glyphs != read.glyphs:
+                        read = LineRead(glyphs, read.frame_px, read_score=read.score)
+                out[i] = read
         return [r for r in out if r is not None]
 
     def _resized_width(self, crop: np.ndarray) -> int:

@@ -73,7 +73,7 @@ def load(settings: OcrSettings, dpi: int, models: ModelSettings | None = None) -
         threads=settings.threads,
         device=models.device if models is not None else "cpu",
         detect=DetectConfig(min_side=settings.ppocr_det_min_side, tile_pixels=settings.ppocr_det_tile_pixels),
-        recognise=RecogniseConfig(batch_size=settings.ppocr_rec_batch_size),
+        recognise=RecogniseConfig(batch_size=settings.ppocr_rec_batch_size, lexicon=settings.ppocr_lexicon),
         min_score=settings.ppocr_min_score,
         rule_min_px=rule_length(dpi),
         det_x_height=settings.ppocr_strip_x_height,
