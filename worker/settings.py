@@ -344,7 +344,7 @@ class OcrSettings(Group):
 
     ppocr_lexicon: Literal["en", "off"] = Field(
         "en",
-        description="PP-OCR: a word of letters read unsurely and not in this word list (en: English, 82,765 "
+        description="PP-OCR: a word of letters read unsurely and not in this word list (en: English, 82,834 "
         "words) is replaced by the most probable listed reading of its own frames, when the model gives that "
         "reading at least 1/200 of the greedy one's probability (`Totai` -> `Total` on a photocopy; "
         "models.ppocr.lexicon, docs/scans.md Round 24); off: the greedy reading as it is",

@@ -17,7 +17,7 @@ plural the list lacks), is kept as read. Numbers, acronyms (all capitals) and wo
 than `min_letters` are never touched.
 
 The word list is the English frequency dictionary that ships in the `symspellpy` wheel
-(82,765 words, MIT), read as a plain set: its spelling algorithm is not used.
+(82,834 words, MIT), read as a plain set: its spelling algorithm is not used.
 """
 
 from __future__ import annotations
@@ -125,10 +125,14 @@ def correct_words(
         lo = glyphs[a - 1].last + 1 if a > 0 else 0
         hi = glyphs[b].first if b < len(glyphs) else len(probs)
         readings = beam_readings(probs[lo:hi], config.top_classes, config.beam)
-        texts = {"".join(characters[c] for c in k): p for k, p in readings.items()}
-        greedy = texts.get(word, 0.0)
+        texts = {k: "".join(characters[c] for c in k) for k in readings}
+        greedy = max((p for k, p in readings.items() if texts[k] == word), default=0.0)
         best = max(
-            ((p, t) for t, p in texts.items() if t != word and t.isalpha() and _listed(t.casefold(), len(word), words)),
+            (
+                (p, k)
+                for k, p in readings.items()
+                if texts[k] != word and texts[k].isalpha() and _listed(texts[k].casefold(), len(word), words)
+            ),
             default=None,
         )
         if best is None or best[0] * config.max_ratio < greedy:
@@ -144,14 +148,13 @@ def _listed(reading: str, read_length: int, words: WordList) -> bool:
     return len(reading) == read_length - 1 and reading in words.common
 
 
-def _placed(text: str, probs: np.ndarray, characters: list[str], lo: int) -> list[Glyph]:
-    """The glyphs of `text` on the frames the CTC's best alignment gives them within `probs`
+def _placed(classes: tuple[int, ...], probs: np.ndarray, characters: list[str], lo: int) -> list[Glyph]:
+    """The glyphs of `classes` on the frames the CTC's best alignment gives them within `probs`
     (frames from `lo`), each with the best probability its class has on its own frames."""
-    index = {ch: i for i, ch in enumerate(characters)}
-    classes = [index[ch] for ch in text]
-    spans = _align(np.log(np.maximum(probs, 1e-30)), classes)
+    spans = _align(np.log(np.maximum(probs, 1e-30)), list(classes))
     return [
-        Glyph(ch, float(probs[f0 : f1 + 1, c].max()), lo + f0, lo + f1) for ch, c, (f0, f1) in zip(text, classes, spans)
+        Glyph(characters[c], float(probs[f0 : f1 + 1, c].max()), lo + f0, lo + f1)
+        for c, (f0, f1) in zip(classes, spans)
     ]
 
 

@@ -25,7 +25,7 @@ import numpy as np
 from PIL import Image
 
 if TYPE_CHECKING:
-    from models.ppocr.lexicon import WordList
+    from collections.abc import Callable
 
 HEIGHT = 48
 FRAME_PX = 8  # input columns per output frame
@@ -104,11 +104,15 @@ class TextRecogniser:
         self.characters = [characters[i] for i in _classes(meta["character"], self.config.cjk)]  # by model class
         self.input_name = self.session.get_inputs()[0].name
         self._call = run  # shrinks the CPU arena after a read's last call (models.embedded.session)
-        self.words: WordList | None = None
+        self._correct: Callable[[tuple[Glyph, ...], np.ndarray], tuple[Glyph, ...]] | None = None
         if self.config.lexicon == "en":
-            from models.ppocr.lexicon import english_words
+            from functools import partial
 
-            self.words = english_words()
+            from models.ppocr.lexicon import LexiconConfig, correct_words, english_words
+
+            self._correct = partial(
+                correct_words, characters=self.characters, words=english_words(), config=LexiconConfig()
+            )
         elif self.config.lexicon != "off":
             raise ValueError(f"unknown PP-OCR word list {self.config.lexicon!r} (en or off)")
 
@@ -124,10 +128,8 @@ class TextRecogniser:
             for row, i in enumerate(batch):
                 line = probs[row, : math.ceil(widths[i] / FRAME_PX)]
                 read = LineRead(self._decode(line), frame_px=crops[i].shape[1] / widths[i] * FRAME_PX)
-                if self.words is not None:
-                    from models.ppocr.lexicon import LexiconConfig, correct_words
-
-                    glyphs = correct_words(read.glyphs, line, self.characters, self.words, LexiconConfig())
+                if self._correct is not None:
+                    glyphs = self._correct(read.glyphs, line)
                     if glyphs != read.glyphs:
                         read = LineRead(glyphs, read.frame_px, read_score=read.score)
                 out[i] = read
