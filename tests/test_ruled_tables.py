@@ -250,6 +250,28 @@ def test_a_table_of_two_ruled_rows_is_found_as_a_low_grid_and_only_added() -> No
     assert with_uncovered(covered, [low], 0.5) == (covered, 0)
 
 
+def test_a_box_holding_one_frame_and_cutting_into_the_next_is_drawn_back_between_them() -> None:
+    """eu-003 p1 on a photocopy (seed 1): the detector's box held the lower table and the bottom
+    half of the table above it, and the structure model read 4 x 6 as 12 x 8. A table's box never
+    cuts through another table's frame: its edge goes back to the paper between the two."""
+    upper, lower = (150.0, 300.0, 790.0, 432.0), (150.0, 520.0, 750.0, 718.0)
+    into_upper = TableBox((140.0, 360.0, 800.0, 730.0), 0.76, False)
+    out, split, _ = reconcile([into_upper], [upper, lower], 0.5)
+    assert split == 0 and out[0].bbox == (140.0, 476.0, 800.0, 730.0)
+    into_lower = TableBox((140.0, 290.0, 800.0, 600.0), 0.8, False)
+    assert reconcile([into_lower], [upper, lower], 0.5)[0][0].bbox == (140.0, 290.0, 800.0, 476.0)
+    side = (820.0, 300.0, 1100.0, 432.0)  # a table beside it, cut into on the right
+    assert reconcile([TableBox((140.0, 290.0, 900.0, 440.0), 0.8, False)], [upper, side], 0.5)[0][0].bbox == (
+        140.0,
+        290.0,
+        805.0,
+        440.0,
+    )
+    # a box holding no whole frame is not drawn back: it is widened to the one it mostly holds
+    part = TableBox((140.0, 360.0, 800.0, 600.0), 0.7, False)
+    assert reconcile([part], [upper, lower], 0.5)[0][0].bbox == (140.0, 300.0, 800.0, 600.0)
+
+
 def test_a_box_cutting_a_grid_is_widened_and_one_holding_its_grid_is_kept() -> None:
     grid = (150.0, 300.0, 790.0, 600.0)
     cut = TableBox((140.0, 290.0, 800.0, 500.0), 0.7, False)  # the last rows cut off

@@ -6,6 +6,10 @@ rules, both on evidence the lines give:
 
 - a box holding two or more separate grids is as many tables: it is replaced by the grids
   (grids that are one frame's parts, its row rules broken between them, count as one);
+- a box holding a whole frame and cutting into another beyond it (above, below or to a side)
+  is drawn back to the middle of the paper between them: a table's box never cuts through
+  another table's frame (a photocopy's detector box over one table and the top half of the
+  table above it, eu-003 p1 at seed 1, read a 4 x 6 table as 12 x 8);
 - a box holding most of one grid is widened to hold all of it (a ruled frame is one table:
   the detector cut a photocopied demo table's last rows off); boxes that then coincide are one;
 - a grid that no box covers is a table the detector missed: it is added (a grid of two rows
@@ -49,6 +53,7 @@ def reconcile(
             out.extend(replace(box, bbox=g) for g in inner)
             split += 1
             continue
+        box = replace(box, bbox=_clear_of(box.bbox, parts))
         held = [g for g in grids if area(g) > 0 and intersection_area(g, box.bbox) >= MOSTLY * area(g)]
         if len(held) == 1:
             box = replace(box, bbox=_widened(box.bbox, held[0], min_widen))
@@ -73,6 +78,30 @@ def held_grid(box: BBox, grids: list[BBox]) -> BBox | None:
     """The one grid lying in `box`, if exactly one does."""
     inner = [g for g in grids if area(g) > 0 and intersection_area(g, box) >= INSIDE * area(g)]
     return inner[0] if len(inner) == 1 else None
+
+
+def _clear_of(box: BBox, frames: list[BBox]) -> BBox:
+    """`box` drawn back out of the frames it cuts into but does not hold, where it holds a whole
+    frame (`INSIDE`) and the cut one lies wholly beyond the held ones: its edge moves to the middle
+    of the paper between them (a caption there is left to the crop-edge rules)."""
+    held = [f for f in frames if area(f) > 0 and intersection_area(f, box) >= INSIDE * area(f)]
+    if not held:
+        return box
+    x0, y0, x1, y1 = box
+    left, top = min(f[0] for f in held), min(f[1] for f in held)
+    right, bottom = max(f[2] for f in held), max(f[3] for f in held)
+    for f in frames:
+        if f in held or intersection_area(f, box) == 0:
+            continue
+        if f[1] >= bottom:
+            y1 = min(y1, (bottom + f[1]) / 2)
+        elif f[3] <= top:
+            y0 = max(y0, (f[3] + top) / 2)
+        elif f[0] >= right:
+            x1 = min(x1, (right + f[0]) / 2)
+        elif f[2] <= left:
+            x0 = max(x0, (f[2] + left) / 2)
+    return (x0, y0, x1, y1)
 
 
 def _widened(box: BBox, grid: BBox, by: float) -> BBox:
