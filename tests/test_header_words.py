@@ -9,6 +9,8 @@ every value is read under (label binding against the true table), not only the s
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from worker.core.bands import Band
 from worker.core.header_words import join_header_labels
 from worker.core.headers import column_labels, infer_header_rows
@@ -319,3 +321,33 @@ def test_two_columns_labels_a_word_space_apart_over_a_body_gutter_stay_two_label
     figures = [Word("80", (320.0, 80.0, 340.0, 96.0)), Word("170", (450.0, 80.0, 480.0, 96.0))]
     joined = {w.text for w in join_header_labels([*group, *years, *figures], rows, {0, 1}, cols)}
     assert "number of franchisors" in joined
+
+
+def test_a_wrapped_header_whose_top_line_stands_over_the_models_first_row_stays_one_row():
+    """eu-004 p3 on a photocopy (seed 2): the model's first row started under the centres of its
+    header's top line of words, and one word of that line (`per`, centred lower) was taken for a
+    group label over the row's five labels, splitting every label in two. The table's first
+    row holds the line just above its boxes, as the rebuild assigns it."""
+    cols = [(0, 100, 1), (100, 220, 1), (220, 340, 1), (340, 460, 1)]
+    header: list[Word] = []
+    for top, texts in ((3, ("population", "number of", "turnover per")), (19, ("(mn)", "enterprises", "enterprise"))):
+        for text, centre in zip(texts, (160, 280, 400)):
+            header += _centred(text, centre, top + (4 if text.endswith("per") else 0))
+    body = [["EU15", "372.3", "2553", "494"], ["USA", "263.1", "1530", "883"]]
+    words = header + [
+        w for r, row in enumerate(body, 1) for t, c in zip(row, (50, 160, 280, 400)) for w in _centred(t, c, r * CH + 9)
+    ]
+    tokens = [  # the model's first row starts 10 px down, under the top line's centres
+        replace(t, bbox=(t.bbox[0], 10.0, t.bbox[2], t.bbox[3])) if t.bbox is not None and t.bbox[1] < CH else t
+        for t in _tokens([cols] * 3, header=1)
+    ]
+    grid = token_grid(tokens, words, (460, 3 * CH))
+    assert not any("group label" in r for r in grid.repairs), grid.repairs
+    assert column_labels(grid, grid.header_rows)[1:] == [
+        "population (mn)",
+        "number of enterprises",
+        "turnover per enterprise",
+    ]
+    gt = _gt(["", "population (mn)", "number of enterprises", "turnover per enterprise"], body)
+    got = bind(grid_to_html(grid), gt)
+    assert got["bound"] == got["values"] == 6
