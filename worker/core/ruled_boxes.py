@@ -53,7 +53,7 @@ def reconcile(
             out.extend(replace(box, bbox=g) for g in inner)
             split += 1
             continue
-        box = replace(box, bbox=_clear_of(box.bbox, parts))
+        box = replace(box, bbox=_clear_of(box.bbox, inner, parts))
         held = [g for g in grids if area(g) > 0 and intersection_area(g, box.bbox) >= MOSTLY * area(g)]
         if len(held) == 1:
             box = replace(box, bbox=_widened(box.bbox, held[0], min_widen))
@@ -80,11 +80,10 @@ def held_grid(box: BBox, grids: list[BBox]) -> BBox | None:
     return inner[0] if len(inner) == 1 else None
 
 
-def _clear_of(box: BBox, frames: list[BBox]) -> BBox:
-    """`box` drawn back out of the frames it cuts into but does not hold, where it holds a whole
-    frame (`INSIDE`) and the cut one lies wholly beyond the held ones: its edge moves to the middle
-    of the paper between them (a caption there is left to the crop-edge rules)."""
-    held = [f for f in frames if area(f) > 0 and intersection_area(f, box) >= INSIDE * area(f)]
+def _clear_of(box: BBox, held: list[BBox], frames: list[BBox]) -> BBox:
+    """`box` drawn back out of the `frames` it cuts into but does not hold, where it holds whole
+    frames (`held`, those lying in it) and the cut one lies wholly beyond them: its edge moves to
+    the middle of the paper between them (a caption there is left to the crop-edge rules)."""
     if not held:
         return box
     x0, y0, x1, y1 = box
