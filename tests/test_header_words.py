@@ -351,3 +351,23 @@ def test_a_wrapped_header_whose_top_line_stands_over_the_models_first_row_stays_
     gt = _gt(["", "population (mn)", "number of enterprises", "turnover per enterprise"], body)
     got = bind(grid_to_html(grid), gt)
     assert got["bound"] == got["values"] == 6
+
+
+def test_a_piece_of_a_caption_the_crops_top_edge_cuts_is_no_group_label():
+    """eu-012 p3 on a photocopy (seed 1): the crop's top edge cut through the caption over a
+    ruled table, and the piece of it read (`P`, the top of "(percentage", 7 px high from the
+    crop's first row) lay within a text height over the first row: taken for a group label
+    over "Finland | EU-15 | EU-25", it split the header row in two."""
+    cols = [(0, 100, 1), (100, 220, 1), (220, 340, 1), (340, 460, 1)]
+    piece = [Word("P", (150.0, 0.0, 157.0, 7.0), 0.57)]
+    labels = [w for text, c in zip(("Finland", "EU-15", "EU-25"), (160, 280, 400)) for w in _centred(text, c, 16)]
+    body = [["1996", "3.7", "1.6", "1.7"], ["2000", "5.0", "3.9", "3.9"]]
+    cells = [(t, c, r * CH + 9) for r, row in enumerate(body, 1) for t, c in zip(row, (50, 160, 280, 400))]
+    words = piece + labels + [w for t, c, y in cells for w in _centred(t, c, y)]
+    tokens = [  # the model's first row starts 8 px down, under the caption's piece
+        replace(t, bbox=(t.bbox[0], 8.0, t.bbox[2], t.bbox[3])) if t.bbox is not None and t.bbox[1] < CH else t
+        for t in _tokens([cols] * 3, header=1)
+    ]
+    grid = token_grid(tokens, words, (460, 3 * CH))
+    assert not any("group label" in r for r in grid.repairs), grid.repairs
+    assert grid.n_rows == 3

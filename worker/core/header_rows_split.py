@@ -68,9 +68,12 @@ def _group_label_cut(band: Band, words: list[Word], stub_end: float, above: floa
     centres lie up to `above` over the band are its own: the table's first row takes the line
     the model's boxes start under (a photocopy's eu-004 p3, seed 2: the top line of a wrapped
     header, centred 3 px above the first row's boxes, was left out, and the one word of it
-    centred lower, `per`, was taken for a group label over the row's five labels)."""
+    centred lower, `per`, was taken for a group label over the row's five labels). A word the
+    crop's top edge cuts is taken so only within the band: it is a piece of a line over the
+    table, a caption's (`P`, the top of "(percentage", eu-012 p3 on a photocopy, seed 1: taken
+    for a group label, it split the header row in two)."""
     mine = sorted(
-        (w for w in words if band.lo - above <= (w.bbox[1] + w.bbox[3]) / 2 < band.hi),
+        (w for w in words if band.lo - _reach(w, above) <= (w.bbox[1] + w.bbox[3]) / 2 < band.hi),
         key=lambda w: (w.bbox[1], w.bbox[0]),
     )
     lines: list[list[Word]] = []
@@ -93,6 +96,12 @@ def _group_label_cut(band: Band, words: list[Word], stub_end: float, above: floa
     if below_start < top_end - 0.25 * (top_end - min(w.bbox[1] for w in top)):
         return None  # the lines overlap: one line of text after all
     return (top_end + below_start) / 2 if below_start > top_end else top_end
+
+
+def _reach(word: Word, above: float) -> float:
+    """How far over a band `word`'s centre may lie and still be the band's: `above`, or none
+    for a word the crop's top edge cuts (its box starts on the crop's first row)."""
+    return above if word.bbox[1] > 0 else 0.0
 
 
 def _labels(line: list[Word]) -> int:
