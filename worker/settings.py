@@ -835,6 +835,12 @@ class NormaliseSettings(Group):
         "into the section heading over a table and SLANet read it as rows (photocopy, 4 dev pages, seed 1: TEDS "
         "0.670 to 0.767; jpeg +0.004; clean, office, noise and 20 other pages unchanged: docs/scans.md)",
     )
+    cut_under_frames: bool = Field(
+        True,
+        description="a box holding one ruled frame closed on all four sides (two-row frames too) is cut above the "
+        "first line of text under the frame that runs across one of its column rules: a source note or a paragraph "
+        "the detector took in, never a row of the table (models.frame_foot, docs/scans.md)",
+    )
     cut_prose_at_rules: bool = Field(
         True,
         description="a box whose crop holds lines of prose (one run of ink each, no column gutter, one across half "

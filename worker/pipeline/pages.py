@@ -285,6 +285,8 @@ def ruled_tables(
             boxes[p], _, _ = reconcile(boxes[p], grids, threshold, WIDEN_MIN_IN * dpi, parts)
         if low:  # a table of two ruled rows the detector missed; never a box's reshaping
             boxes[p], _ = with_uncovered(boxes[p], low, threshold)
+        if s.normalise.cut_under_frames:
+            boxes[p] = [_under_frame_cut(run, b, page, [g.box for g in found], dpi) for b in boxes[p]]
         if not grids:
             continue
         for i, b in enumerate(boxes[p]):
@@ -299,6 +301,17 @@ def ruled_tables(
             if s.normalise.clear_cut_lines:
                 cut = clear_cut_lines(page, b.bbox, grid, dpi, crop_margins(run, b, page.size))
                 boxes[p][i] = replace(b, bbox=cut)
+
+
+def _under_frame_cut(run: Run, box: TableBox, page: Image.Image, frames: list[BBox], dpi: int) -> TableBox:
+    """`box` cut above a line under the one ruled frame it holds (two-row frames too) that runs
+    across the frame's column rules (`models.frame_foot`, `NORMALISE__CUT_UNDER_FRAMES`)."""
+    from models.frame_foot import cut_under_frame
+
+    frame = held_grid(box.bbox, frames)
+    if frame is None or box.rotated:
+        return box
+    return replace(box, bbox=cut_under_frame(page, box.bbox, frame, dpi, crop_margins(run, box, page.size)))
 
 
 def crop_margins(run: Run, box: TableBox, page_size: tuple[int, int]) -> tuple[float, float]:
