@@ -23,10 +23,12 @@ FULL_RULE_FILL = 0.8  # a row dark along this share of the box's width is a rule
 GUTTER_LINES = 1.0  # a gap this many of its line's heights wide parts a line into columns
 MIN_GUTTER_IN = 0.1  # ... and this many inches at least (a word space of 10-point text is half that)
 WIDE_LINE = 0.5  # a line of prose runs across this share of the box at least
-MAX_CUT_SHARE = 0.4  # what lies beyond the rule is at most this share of the box's height
+MAX_CUT_SHARE = 0.4  # what lies beyond the rule is at most this share of the box's height ...
+PARAGRAPH_LINES = 2  # ... unless this many lines of the prose run across WIDE_LINE of the box
 MIN_LINE_PX = 3  # bands of ink lower than this are specks, not lines
 MAX_LINE_IN = 0.3  # ... and higher than this (inches) rows run together, not a line of prose
 LINE_GAP_PX = 2  # bands of ink this close one over the other are one line
+LIGHT_ROW = 0.1  # in a band too tall for a line, rows this light against its fullest part lines set solid
 PROSE_INK = 0.4  # a line of prose is ink over at most this share of its box (a fill's is most of it)
 
 
@@ -55,17 +57,32 @@ def cut_prose_at_rules(
     height, length = y1 - y0, rule_length(dpi)
     first, last = rules[0], rules[-1]
     fringe = RULE_MAX_THICKNESS_PX  # a rule's ragged edges (a residual tilt) are not text
-    if crop_top + first[0] - y0 <= MAX_CUT_SHARE * height:
-        above = _prose(*_ink(window[: max(0, first[0] - fringe)], length), dpi, outer="top")
-        if above:
-            start = min(above[-1][1] + 1, first[0] - 1)  # the first blank row under the prose
-            y0 = max(y0, min(y1, crop_top + start + top))
-    if y1 - (crop_top + last[1]) <= MAX_CUT_SHARE * height:
-        below = _prose(*_ink(window[last[1] + 1 + fringe :], length), dpi, outer="bottom")
-        if below:
-            end = max(last[1] + fringe + below[0][0], last[1] + 1)  # the last blank row over it
-            y1 = min(y1, max(y0, crop_top + end + 1 - bottom))
+    strip = _ink(window[: max(0, first[0] - fringe)], length)
+    above = _prose(*strip, dpi, outer="top")
+    if above and _may_cut(crop_top + first[0] - y0, height, strip[0], above):
+        start = min(above[-1][1] + 1, first[0] - 1)  # the first blank row under the prose
+        y0 = max(y0, min(y1, crop_top + start + top))
+    strip = _ink(window[last[1] + 1 + fringe :], length)
+    below = _prose(*strip, dpi, outer="bottom")
+    if below and _may_cut(y1 - (crop_top + last[1]), height, strip[0], below):
+        end = max(last[1] + fringe + below[0][0], last[1] + 1)  # the last blank row over it
+        y1 = min(y1, max(y0, crop_top + end + 1 - bottom))
     return (x0, y0, x1, y1)
+
+
+def _may_cut(cut: float, height: float, text: np.ndarray, lines: list[tuple[int, int]]) -> bool:
+    """Whether `cut` pixels of a box `height` high may go as prose: up to MAX_CUT_SHARE of it
+    always; more only where the prose is a paragraph, PARAGRAPH_LINES lines or more each across
+    WIDE_LINE of the box (a detector's box over a table and the notes, heading and paragraphs
+    under it, eu-018 p1 on a photocopy: half the box prose). A table's body under a rule has its
+    column gutters, but one set without them must not go on one line's evidence."""
+    if cut <= MAX_CUT_SHARE * height:
+        return True
+    wide = 0
+    for a, b in lines:
+        xs = np.flatnonzero(text[a:b].any(axis=0))
+        wide += int(xs.size > 0 and xs[-1] - xs[0] + 1 >= WIDE_LINE * text.shape[1])
+    return wide >= PARAGRAPH_LINES
 
 
 def _ink(strip: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
@@ -98,6 +115,7 @@ def _prose(text: np.ndarray, dark: np.ndarray, dpi: int, outer: str) -> list[tup
             bands[-1] = (bands[-1][0], b)
         else:
             bands.append((a, b))
+    bands = [piece for band in bands for piece in _split_set_solid(text, band, tallest)]
     lines = [(a, b) for a, b in bands if b - a >= MIN_LINE_PX]
     wide = False
     if len(lines) > 1:
@@ -120,3 +138,17 @@ def _prose(text: np.ndarray, dark: np.ndarray, dpi: int, outer: str) -> list[tup
             return []
         wide = wide or (parts[0][1] - parts[0][0] + 1) >= WIDE_LINE * text.shape[1]
     return lines if wide else []
+
+
+def _split_set_solid(text: np.ndarray, band: tuple[int, int], tallest: float) -> list[tuple[int, int]]:
+    """A band of ink taller than `tallest` parted at its light rows (ink on at most LIGHT_ROW of
+    its fullest row's): lines set solid, one line's descenders touching the next one's ascenders,
+    leave no blank row between them (eu-018 p1's paragraphs on a photocopy read as one band 71 px
+    high). A band with no light rows stays whole, and too tall."""
+    a, b = band
+    if b - a <= tallest:
+        return [band]
+    ink = text[a:b].sum(axis=1)
+    light = ink <= LIGHT_ROW * ink.max()
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], (~light).astype(np.int8), [0]])))
+    return [(a + u, a + v) for u, v in zip(edges[::2].tolist(), edges[1::2].tolist())]

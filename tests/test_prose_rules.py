@@ -128,3 +128,44 @@ def test_a_caption_line_on_the_rule_cut_short_by_its_fringe_keeps_its_word_space
     box = (float(LEFT), 120.0, float(RIGHT), 480.0)
     top = round(cut_prose_at_rules(page, box, DPI, MARGINS)[1] - MARGINS[0])
     assert 185 < top < TOP_RULE
+
+
+def _paragraph_page() -> Image.Image:
+    """The table with its source line, then a section heading and a paragraph under it, its lines
+    set solid (no blank row between one line's descenders and the next one's ascenders)."""
+    page = _page(caption=False)
+    im = Image.new("L", (1200, 900), 255)
+    im.paste(page, (0, 0))
+    d = ImageDraw.Draw(im)
+    font = ImageFont.load_default(size=24)
+    d.text((LEFT, 520), "Fresh bovine meat", fill=0, font=font)
+    lines = (
+        "In 2007, only Italy out of the four reporting states found samples of fresh",
+        "bovine meat positive for the bacterium at retail (2.4%). Data from 2007 agree",
+        "with observations from the previous years, showing low occurrences at retail.",
+    )
+    for i, line in enumerate(lines):
+        d.text((LEFT, 580 + 21 * i), line, fill=0, font=font)
+    return im
+
+
+def test_a_heading_and_a_paragraph_set_solid_under_the_table_are_cut_off_though_half_the_box():
+    # eu-018 p1 on a photocopy: the detector's box took in the notes, a heading and two
+    # paragraphs under the table, more than half its height
+    page = _paragraph_page()
+    ink = (np.asarray(page)[:, LEFT:RIGHT] < 160).sum(axis=1)
+    assert not (ink[586:651] == 0).any()  # the paragraph's lines leave no blank row between them
+    box = (float(LEFT), 190.0, float(RIGHT), 660.0)
+    x0, y0, x1, y1 = cut_prose_at_rules(page, box, DPI, MARGINS)
+    assert (x0, y0, x1) == box[:3]
+    note = BOTTOM_RULE + 3 + int(np.flatnonzero(ink[BOTTOM_RULE + 3 :])[0])  # the note's first inked row
+    assert BOTTOM_RULE < y1 + MARGINS[1] <= note  # the crop ends under the bottom rule, over the note
+
+
+def test_one_line_of_prose_does_not_cut_more_than_its_share_of_the_box():
+    # the source line alone under the rule, the box running on over blank paper: one wide line
+    # is no paragraph, and more than MAX_CUT_SHARE of the box stays
+    page = Image.new("L", (1200, 900), 255)
+    page.paste(_page(caption=False), (0, 0))
+    box = (float(LEFT), 190.0, float(RIGHT), 700.0)
+    assert cut_prose_at_rules(page, box, DPI, MARGINS) == box
