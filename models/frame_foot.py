@@ -16,6 +16,7 @@ import numpy as np
 from PIL import Image
 
 from models.page_normalise import wipe_specks
+from models.prose_rules import ink_bands
 from models.ruled_tables import close_gaps, crop_window
 from models.rules import DARK, RULE_MAX_THICKNESS_PX, rule_length, runs
 
@@ -25,7 +26,6 @@ REACH_IN = 0.5  # ink this far either side of the frame is looked at (a line run
 WORD_GAP_IN = 0.1  # gaps narrower than this join a line's ink into one run (word spaces do)
 MIN_LINE_PX = 3  # a band of ink lower than this is a speck, not a line
 MAX_LINE_IN = 0.3  # ... and one higher than this is rows run together, not a line
-LINE_GAP_PX = 2  # bands of ink this close one over the other are one line (descenders)
 
 
 def cut_under_frame(
@@ -89,15 +89,7 @@ def _bottom_ruled(dark: np.ndarray) -> bool:
 
 def _lines(text: np.ndarray, dpi: int) -> list[tuple[int, int]]:
     """Bands of rows (first, past-last) holding ink, lines of text by their height."""
-    inked = text.sum(axis=1) >= 2
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], inked.astype(np.int8), [0]])))
-    bands: list[tuple[int, int]] = []
-    for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
-        if bands and a - bands[-1][1] <= LINE_GAP_PX:
-            bands[-1] = (bands[-1][0], b)
-        else:
-            bands.append((a, b))
-    return [(a, b) for a, b in bands if MIN_LINE_PX <= b - a <= MAX_LINE_IN * dpi]
+    return [(a, b) for a, b in ink_bands(text) if MIN_LINE_PX <= b - a <= MAX_LINE_IN * dpi]
 
 
 def _crosses(line: np.ndarray, rules: list[int], gap: int, height: int) -> bool:

@@ -107,15 +107,7 @@ def _prose(text: np.ndarray, dark: np.ndarray, dpi: int, outer: str) -> list[tup
     wide as its ink. A gutter is at least MIN_GUTTER_IN wide: the line the strip's inner edge
     cuts short (the rule's fringe left out) still has its word spaces."""
     tallest, least_gutter = MAX_LINE_IN * dpi, MIN_GUTTER_IN * dpi
-    inked = text.sum(axis=1) >= 2
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], inked.astype(np.int8), [0]])))
-    bands: list[tuple[int, int]] = []
-    for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
-        if bands and a - bands[-1][1] <= LINE_GAP_PX:  # descenders a row or two under their line
-            bands[-1] = (bands[-1][0], b)
-        else:
-            bands.append((a, b))
-    bands = [piece for band in bands for piece in _split_set_solid(text, band, tallest)]
+    bands = [piece for band in ink_bands(text) for piece in _split_set_solid(text, band, tallest)]
     lines = [(a, b) for a, b in bands if b - a >= MIN_LINE_PX]
     wide = False
     if len(lines) > 1:
@@ -138,6 +130,20 @@ def _prose(text: np.ndarray, dark: np.ndarray, dpi: int, outer: str) -> list[tup
             return []
         wide = wide or (parts[0][1] - parts[0][0] + 1) >= WIDE_LINE * text.shape[1]
     return lines if wide else []
+
+
+def ink_bands(text: np.ndarray) -> list[tuple[int, int]]:
+    """Bands of rows (first, past-last) of `text` holding ink, bands LINE_GAP_PX apart or closer
+    joined (descenders a row or two under their line)."""
+    inked = text.sum(axis=1) >= 2
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], inked.astype(np.int8), [0]])))
+    bands: list[tuple[int, int]] = []
+    for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
+        if bands and a - bands[-1][1] <= LINE_GAP_PX:
+            bands[-1] = (bands[-1][0], b)
+        else:
+            bands.append((a, b))
+    return bands
 
 
 def _split_set_solid(text: np.ndarray, band: tuple[int, int], tallest: float) -> list[tuple[int, int]]:
