@@ -16,7 +16,7 @@ import numpy as np
 from PIL import Image
 
 from models.page_normalise import wipe_specks
-from models.prose_rules import ink_bands
+from models.prose_rules import MAX_LINE_IN, MIN_LINE_PX, ink_bands
 from models.ruled_tables import close_gaps, crop_window
 from models.rules import DARK, RULE_MAX_THICKNESS_PX, rule_length, runs
 
@@ -24,8 +24,6 @@ SIDE_FILL = 0.8  # a column dark over this share of the frame's height is one of
 BOTTOM_FILL = 0.8  # the frame's bottom rule is dark over this share of its width
 REACH_IN = 0.5  # ink this far either side of the frame is looked at (a line running out of it)
 WORD_GAP_IN = 0.1  # gaps narrower than this join a line's ink into one run (word spaces do)
-MIN_LINE_PX = 3  # a band of ink lower than this is a speck, not a line
-MAX_LINE_IN = 0.3  # ... and one higher than this is rows run together, not a line
 
 
 def cut_under_frame(
@@ -88,7 +86,8 @@ def _bottom_ruled(dark: np.ndarray) -> bool:
 
 
 def _lines(text: np.ndarray, dpi: int) -> list[tuple[int, int]]:
-    """Bands of rows (first, past-last) holding ink, lines of text by their height."""
+    """Bands of rows (first, past-last) holding ink, lines of text by their height (as the
+    prose cut tells them)."""
     return [(a, b) for a, b in ink_bands(text) if MIN_LINE_PX <= b - a <= MAX_LINE_IN * dpi]
 
 

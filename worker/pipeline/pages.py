@@ -283,7 +283,7 @@ def ruled_tables(
         if grids:
             parts = frames(page, grids, dpi)
             boxes[p], _, _ = reconcile(boxes[p], grids, threshold, WIDEN_MIN_IN * dpi, parts)
-        if low:  # a table of two ruled rows the detector missed; never a box's reshaping
+        if low:  # a table of two ruled rows the detector missed; it never widens or splits a box
             boxes[p], _ = with_uncovered(boxes[p], low, threshold)
         if s.normalise.cut_under_frames:
             boxes[p] = [_under_frame_cut(run, b, page, [g.box for g in found], dpi) for b in boxes[p]]
