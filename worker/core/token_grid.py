@@ -30,14 +30,15 @@ from worker.core.header_rows_split import split_group_label_rows
 from worker.core.header_words import join_header_labels
 from worker.core.header_wraps import join_wrapped_header_rows
 from worker.core.headers import is_figure
+from worker.core.overflow_columns import join_overflow_columns
 from worker.core.reconstruct import grid_from_bands, grid_from_lattice
 from worker.core.ruled_columns import merge_columns_between_rules
 from worker.core.ruled_rows import rows_onto_rules
-from worker.core.sliver_columns import drop_sliver_columns
 from worker.core.spans import SpanRect
 from worker.core.stacked_rows import split_stacked_rows
 from worker.core.stub_spans import cut_stub_spans_into_body, realign_stub_spans, split_stub_spans_at_lines
 from worker.core.types import BBox, RulingLines, TableGrid, Word
+from worker.core.wordless_bands import join_wordless_columns
 
 _SPAN_RE = re.compile(r'^\s*(colspan|rowspan)="(\d+)"$')
 CELL_OPEN = ("<td></td>", "<td", "<td>")
@@ -519,7 +520,8 @@ def token_grid(
     if drawn is not None:
         return drawn
     rects, rows, cols, header = drop_empty_edges(rects, rows, cols, header, words, repairs)
-    rects, cols = drop_sliver_columns(rects, cols, words, repairs)
+    rects, cols = join_wordless_columns(rects, cols, words, repairs)
+    rects, cols = join_overflow_columns(rects, rows, cols, words, repairs)
     if lines is not None and lines.v:
         rects, cols = merge_columns_between_rules(rects, rows, cols, lines.v, header, words, repairs)
     rects, rows, header = split_stacked_rows(rects, rows, cols, header, words, repairs)

@@ -1,12 +1,12 @@
-"""Wordless inner columns narrower than a letter joined to a neighbour
-(worker.core.sliver_columns): pure, on bands and words placed by hand."""
+"""Wordless inner columns joined to a neighbour (worker.core.wordless_bands): pure, on bands and
+words placed by hand."""
 
 from __future__ import annotations
 
 from worker.core.bands import Band
-from worker.core.sliver_columns import drop_sliver_columns
 from worker.core.spans import SpanRect
 from worker.core.types import Word
+from worker.core.wordless_bands import join_wordless_columns
 
 
 def _bands(edges: list[float]) -> list[Band]:
@@ -23,23 +23,33 @@ def test_two_slivers_before_the_last_column_join_the_column_their_header_spans_i
     words = [_word(x, y) for x in (200, 450, 560) for y in (30, 60, 90)]
     rects = [SpanRect(0, 0, 2, 4)]  # "France" over both slivers and its own column
     repairs: list[str] = []
-    out, cols2 = drop_sliver_columns(rects, cols, words, repairs)
+    out, cols2 = join_wordless_columns(rects, cols, words, repairs)
     assert [(b.lo, b.hi) for b in cols2] == [(0, 400), (400, 500), (500, 600)]
     assert out == [SpanRect(0, 0, 2, 2)]
-    assert repairs == ["2 wordless column(s) narrower than a letter joined to a neighbour"]
+    assert repairs == ["2 wordless inner column(s) joined to a neighbour"]
 
 
-def test_a_wordless_column_as_wide_as_a_letter_or_a_narrow_one_with_a_word_stays() -> None:
-    cols = _bands([0, 400, 420, 500, 508, 600])  # 20 px wide and empty; 8 px wide holding a dash
+def test_a_column_as_wide_as_the_others_empty_in_every_row_joins_the_one_before_it() -> None:
+    # eu-019 p3 t1's photocopy: its header band erased, an empty column between two of figures
+    cols = _bands([0, 200, 300, 400, 500, 600])
+    words = [_word(x, y) for x in (100, 250, 350, 550) for y in (30, 60, 90)]
+    rects = [SpanRect(r, r, c, c) for r in range(3) for c in range(5)]
+    out, cols2 = join_wordless_columns(rects, cols, words, [])
+    assert [(b.lo, b.hi) for b in cols2] == [(0, 200), (200, 300), (300, 500), (500, 600)]
+    assert out == [SpanRect(r, r, c, c) for r in range(3) for c in range(4)]
+
+
+def test_a_narrow_column_holding_a_word_and_the_edge_columns_stay() -> None:
+    cols = _bands([0, 400, 500, 508, 600, 700])  # 8 px wide holding a dash; the last one empty
     words = [_word(x, y) for x in (200, 460, 560) for y in (30, 60)] + [Word("-", (502, 28, 506, 30), 0.9)]
     repairs: list[str] = []
-    out, cols2 = drop_sliver_columns([SpanRect(0, 0, 1, 2)], cols, words, repairs)
+    out, cols2 = join_wordless_columns([SpanRect(0, 0, 1, 2)], cols, words, repairs)
     assert cols2 == cols and out == [SpanRect(0, 0, 1, 2)] and repairs == []
 
 
 def test_a_sliver_with_no_span_joins_the_column_before_it_and_its_own_cells_go() -> None:
     cols = _bands([0, 100, 104, 200])
     words = [_word(50, 20), _word(150, 20)]
-    out, cols2 = drop_sliver_columns([SpanRect(0, 1, 1, 1), SpanRect(0, 0, 2, 2)], cols, words, [])
+    out, cols2 = join_wordless_columns([SpanRect(0, 1, 1, 1), SpanRect(0, 0, 2, 2)], cols, words, [])
     assert [(b.lo, b.hi) for b in cols2] == [(0, 104), (104, 200)]
     assert out == [SpanRect(0, 0, 1, 1)]

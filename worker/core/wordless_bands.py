@@ -1,0 +1,53 @@
+"""An inner column (or row) that holds no word is no part of the table: the model drew it.
+
+On a photocopy SLANet-plus read eu-011 p3 t1 with two columns 9 and 0 pixels wide between
+"Italy" and "France", no word in them, the header's "France" over all three; and eu-019 p3 t1
+(its header band erased) with a column as wide as the others, empty in every one of its 18
+rows, between two columns of figures. A table's columns exist because they hold values: none
+of the dev tables' ground truths has a column or a row without text of its own, and a scan
+that loses a whole column's text keeps its neighbours' only where that column was printed
+apart (a light tint), which no dev page shows. Such a band goes into the neighbour that cells
+already span it with (its slots join that neighbour's, so no word is lost), the one before it
+otherwise. `empty_edges` deals with wordless bands at the grid's edge, `overflow_columns` with
+columns whose only words run over from their neighbours. Pure.
+"""
+
+from __future__ import annotations
+
+from worker.core.bands import Band
+from worker.core.spans import SpanRect, join_band
+from worker.core.types import Word
+
+
+def join_wordless_columns(
+    rects: list[SpanRect], cols: list[Band], words: list[Word], repairs: list[str]
+) -> tuple[list[SpanRect], list[Band]]:
+    """`rects` and `cols` with every inner column holding no word's centre merged into a neighbour."""
+    rects, cols, joined = _join_wordless(rects, cols, words, "col")
+    if joined:
+        repairs.append(f"{joined} wordless inner column(s) joined to a neighbour")
+    return rects, cols
+
+
+def _join_wordless(
+    rects: list[SpanRect], bands: list[Band], words: list[Word], axis: str
+) -> tuple[list[SpanRect], list[Band], int]:
+    if len(bands) < 3 or not words:
+        return rects, bands, 0
+    i = 0 if axis == "col" else 1
+    joined = 0
+    k = 1
+    while k < len(bands) - 1 and len(bands) > 2:
+        band = bands[k]
+        if any(band.lo <= (w.bbox[i] + w.bbox[i + 2]) / 2 < band.hi for w in words):
+            k += 1
+            continue
+        into = k + 1 if _shared(rects, k, k + 1, axis) > _shared(rects, k - 1, k, axis) else k - 1
+        rects, bands = join_band(rects, bands, k, into, axis)
+        joined += 1
+    return rects, bands, joined
+
+
+def _shared(rects: list[SpanRect], a: int, b: int, axis: str) -> int:
+    """How many merged cells span both bands `a` and `b`."""
+    return sum(1 for r in rects if (r.c0 if axis == "col" else r.r0) <= a and b <= (r.c1 if axis == "col" else r.r1))
