@@ -102,3 +102,21 @@ def test_the_retrieval_reader_scores_a_marked_value_unsure_not_wrong_nor_answere
     assert outcome("Children", "Max", "8") == "unsure"
     assert outcome("Age", "Mean", "50.8") == "answer"
     assert outcome("Age", "Max", "91") == "wrong"
+
+
+def test_a_percentage_read_without_its_sign_is_doubted_in_a_column_of_percentages() -> None:
+    # eu-003 p1 t2 on a photocopy: the thin serif `%` read as digits (`18%` -> `1803`, `8%` -> `85`)
+    rows = [
+        ["Reclassifications", "Number", "Pct", "Count"],
+        ["0", "24", "52%", "12"],
+        ["1", "9", "1803", "4"],
+        ["2", "5", "11%", "2"],
+        ["3", "4", "85", "2"],
+        ["Total", "46", "100%", "20"],
+    ]
+    cells = [Cell(r, c, text=t, is_header=r == 0) for r, row in enumerate(rows) for c, t in enumerate(row)]
+    assert unsure_slots(TableGrid(6, 4, cells, header_rows=1), 1) == {(2, 2), (4, 2)}
+    # a column with only two percentages, or a count column, is not one of percentages
+    rows[3][2], rows[5][2] = "11", "100"
+    cells = [Cell(r, c, text=t, is_header=r == 0) for r, row in enumerate(rows) for c, t in enumerate(row)]
+    assert unsure_slots(TableGrid(6, 4, cells, header_rows=1), 1) == set()

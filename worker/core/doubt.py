@@ -2,7 +2,7 @@
 
 A chunk is read by a model that cannot look at the page. A value stated plainly under its
 labels is taken as certain, so a value the pipeline doubts must say so in the text, not be
-hidden (hiding it would lose a value that is often right). Three signals, all general:
+hidden (hiding it would lose a value that is often right). Four signals, all general:
 
 - the cell's own confidence is below `UNSURE_CONFIDENCE` (the structure and text stages
   give low confidence to cells whose words they could not place cleanly, such as a note
@@ -15,7 +15,11 @@ hidden (hiding it would lose a value that is often right). Three signals, all ge
   label of its own. That row's values were read into the header, so the body starts one
   line late: a row label spanning several rows (`Asthma` over its `Count` and `Percentage`
   rows) now starts on the last line of the label above it. The values of the first row of
-  every such spanning label are marked; rows under a one-row label keep their own values.
+  every such spanning label are marked; rows under a one-row label keep their own values;
+- a percentage that lost its sign (`lost_percent`): in a column of bare numbers more than half
+  of which end in `%` (three at least), a bare number without it. On a photocopy the thin
+  `%` of a serif font breaks and is read as digits (`18%` as `1803`, `9%` as `904`, `8%` as
+  `85`, eu-003 p1): the value is then wrong by the sign's reading, and nothing else shows it.
 
 The marked text is the value followed by `UNSURE_MARK`; the grid, the HTML and the SQL
 store keep the text as read.
@@ -30,6 +34,8 @@ from worker.core.types import TableGrid
 
 UNSURE_CONFIDENCE = 0.5
 UNSURE_MARK = " (unsure)"
+PERCENT_SHARE = 0.5  # a column of percentages: more than this share of its bare numbers end in `%` ...
+PERCENT_MIN = 3  # ... and this many at least
 
 _BARE_NUMBER = re.compile(r"^[-+−]?\d+(?:[.,]\d+)*%?$")
 _GROUPED = re.compile(r"^[-+−]?\d{1,3}(?: \d{3})+(?:[.,]\d+)?%?$")
@@ -62,16 +68,34 @@ def swallowed_row(grid: TableGrid, header_rows: int) -> bool:
     return False
 
 
+def lost_percent(grid: TableGrid, header_rows: int) -> set[tuple[int, int]]:
+    """(row, col) of body cells holding a bare number without `%` in a column whose bare
+    numbers mostly end in one."""
+    out: set[tuple[int, int]] = set()
+    for c in range(grid.n_cols):
+        numbers = [x for x in grid.cells if x.col == c and x.row >= header_rows and _BARE_NUMBER.match(clean(x.text))]
+        signed = sum(1 for x in numbers if clean(x.text).endswith("%"))
+        if signed >= PERCENT_MIN and signed > PERCENT_SHARE * len(numbers):
+            out.update((x.row, x.col) for x in numbers if not clean(x.text).endswith("%"))
+    return out
+
+
 def unsure_slots(grid: TableGrid, header_rows: int) -> set[tuple[int, int]]:
     """(row, col) slots of body cells whose value should not be stated as certain."""
     out: set[tuple[int, int]] = set()
     late: set[int] = set()  # first rows of spanning row labels, when the body starts a line late
     if swallowed_row(grid, header_rows):
         late = {c.row for c in grid.cells if c.col == 0 and c.row >= header_rows and c.rowspan > 1}
+    unsigned = lost_percent(grid, header_rows)
     for cell in grid.cells:
         if cell.row < header_rows or not clean(cell.text):
             continue
-        if cell.confidence < UNSURE_CONFIDENCE or several_numbers(cell.text) or (cell.col > 0 and cell.row in late):
+        if (
+            cell.confidence < UNSURE_CONFIDENCE
+            or several_numbers(cell.text)
+            or (cell.col > 0 and cell.row in late)
+            or (cell.row, cell.col) in unsigned
+        ):
             out.update(cell.slots())
     return out
 
