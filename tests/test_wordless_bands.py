@@ -6,7 +6,7 @@ from __future__ import annotations
 from worker.core.bands import Band
 from worker.core.spans import SpanRect
 from worker.core.types import Word
-from worker.core.wordless_bands import join_wordless_columns
+from worker.core.wordless_bands import join_wordless_columns, join_wordless_rows
 
 
 def _bands(edges: list[float]) -> list[Band]:
@@ -53,3 +53,17 @@ def test_a_sliver_with_no_span_joins_the_column_before_it_and_its_own_cells_go()
     out, cols2 = join_wordless_columns([SpanRect(0, 1, 1, 1), SpanRect(0, 0, 2, 2)], cols, words, [])
     assert [(b.lo, b.hi) for b in cols2] == [(0, 104), (104, 200)]
     assert out == [SpanRect(0, 0, 1, 1)]
+
+
+def test_an_empty_inner_row_joins_the_row_a_cell_spans_it_with_and_the_header_follows() -> None:
+    # eu-018 p1 t2's photocopy: an empty row under a header band the threshold half erased
+    rows = _bands([0, 30, 60, 90, 120])
+    words = [_word(x, y) for x in (100, 250) for y in (15, 75, 105)]
+    rects = [SpanRect(0, 1, 0, 0), SpanRect(0, 0, 1, 1), *(SpanRect(r, r, c, c) for r in (1, 2, 3) for c in (1,))]
+    rects += [SpanRect(r, r, 0, 0) for r in (2, 3)]
+    repairs: list[str] = []
+    out, rows2, header = join_wordless_rows(rects, rows, {0, 1}, words, repairs)
+    assert [(b.lo, b.hi) for b in rows2] == [(0, 60), (60, 90), (90, 120)]
+    assert header == {0}
+    assert SpanRect(0, 0, 0, 0) in out and SpanRect(0, 0, 1, 1) in out
+    assert repairs == ["1 wordless inner row(s) joined to a neighbour"]

@@ -2,10 +2,9 @@
 
 On a photocopy SLANet-plus read eu-001 p3 t7 with an empty row over the table and an empty
 column down its right side: the header rules then started one row late and the group label
-over the columns was split in two. The grid builder keeps empty rows and columns on purpose
-(inside a table they are real); at the edge of the grid, where no word lies, one is the white
-paper the crop took around the table, and it goes into its neighbour (its slots join the
-neighbour's, so no word can be lost). Pure.
+over the columns was split in two. At the edge of the grid, where no word lies, such a band is
+the white paper the crop took around the table, and it goes into its neighbour (its slots join
+the neighbour's, so no word can be lost); `wordless_bands` does the same inside the grid. Pure.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ from worker.core.spans import SpanRect
 from worker.core.stacked_rows import split_stacked_rows
 from worker.core.stub_spans import cut_stub_spans_into_body, realign_stub_spans, split_stub_spans_at_lines
 from worker.core.types import BBox, RulingLines, TableGrid, Word
-from worker.core.wordless_bands import join_wordless_columns
+from worker.core.wordless_bands import join_wordless_columns, join_wordless_rows
 
 _SPAN_RE = re.compile(r'^\s*(colspan|rowspan)="(\d+)"$')
 CELL_OPEN = ("<td></td>", "<td", "<td>")
@@ -520,6 +520,7 @@ def token_grid(
     if drawn is not None:
         return drawn
     rects, rows, cols, header = drop_empty_edges(rects, rows, cols, header, words, repairs)
+    rects, rows, header = join_wordless_rows(rects, rows, header, words, repairs)
     rects, cols = join_wordless_columns(rects, cols, words, repairs)
     rects, cols = join_overflow_columns(rects, rows, cols, words, repairs)
     if lines is not None and lines.v:

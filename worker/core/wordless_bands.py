@@ -1,15 +1,16 @@
-"""An inner column (or row) that holds no word is no part of the table: the model drew it.
+"""An inner row or column that holds no word is no part of the table: the model drew it.
 
 On a photocopy SLANet-plus read eu-011 p3 t1 with two columns 9 and 0 pixels wide between
-"Italy" and "France", no word in them, the header's "France" over all three; and eu-019 p3 t1
-(its header band erased) with a column as wide as the others, empty in every one of its 18
-rows, between two columns of figures. A table's columns exist because they hold values: none
-of the dev tables' ground truths has a column or a row without text of its own, and a scan
-that loses a whole column's text keeps its neighbours' only where that column was printed
-apart (a light tint), which no dev page shows. Such a band goes into the neighbour that cells
-already span it with (its slots join that neighbour's, so no word is lost), the one before it
-otherwise. `empty_edges` deals with wordless bands at the grid's edge, `overflow_columns` with
-columns whose only words run over from their neighbours. Pure.
+"Italy" and "France", no word in them, the header's "France" over all three; eu-019 p3 t1 (its
+header band erased) with a column as wide as the others, empty in every one of its 18 rows,
+between two columns of figures; and eu-018 p1 t2 with an empty row under its half-erased
+header. A table's rows and columns exist because they hold text: none of the dev tables'
+ground truths has a row or a column without text of its own, and a scan that loses a whole
+row's or column's text keeps its neighbours' only where it was printed apart (a light tint),
+which no dev page shows. Such a band goes into the neighbour that cells already span it with
+(its slots join that neighbour's, so no word is lost), the one before it otherwise.
+`empty_edges` deals with wordless bands at the grid's edge, `overflow_columns` with columns
+whose only words run over from their neighbours. Pure.
 """
 
 from __future__ import annotations
@@ -27,6 +28,26 @@ def join_wordless_columns(
     if joined:
         repairs.append(f"{joined} wordless inner column(s) joined to a neighbour")
     return rects, cols
+
+
+def join_wordless_rows(
+    rects: list[SpanRect], rows: list[Band], header: set[int], words: list[Word], repairs: list[str]
+) -> tuple[list[SpanRect], list[Band], set[int]]:
+    """`rects`, `rows` and the header rows with every inner row holding no word's centre merged
+    into a neighbour."""
+    joined = 0
+    k = 1
+    while k < len(rows) - 1 and len(rows) > 2 and words:
+        if any(rows[k].lo <= (w.bbox[1] + w.bbox[3]) / 2 < rows[k].hi for w in words):
+            k += 1
+            continue
+        into = k + 1 if _shared(rects, k, k + 1, "row") > _shared(rects, k - 1, k, "row") else k - 1
+        rects, rows = join_band(rects, rows, k, into, "row")
+        header = {r - 1 if r > k else r for r in header if r != k}  # the joined row is its neighbour's
+        joined += 1
+    if joined:
+        repairs.append(f"{joined} wordless inner row(s) joined to a neighbour")
+    return rects, rows, header
 
 
 def _join_wordless(
