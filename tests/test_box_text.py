@@ -236,6 +236,15 @@ def test_a_justified_note_line_with_a_wide_space_moves_to_the_notes_under_its_fo
     assert moved.notes == [f"1 {text}"]
 
 
+def test_a_note_after_its_label_and_a_tab_read_as_one_cell_moves_to_the_notes():
+    # eu-013 p8 t4 on a photocopy: "Source:" then a tab, the model's one cell over the columns
+    text = "Source: Finnish National Board of Education, 2006."
+    grid, words = _note_row(text, gap_after=1)
+    moved = lift_box_text(grid, words)
+    assert texts(grid) == BODY
+    assert moved.notes == [text]
+
+
 def test_a_last_row_labelled_notes_with_its_text_in_the_value_columns_stays():
     # the gap right after the label is the row's column gap, not a justified space
     grid, words = _note_row("Notes Headcount at the end of each quarter and year", gap_after=1)

@@ -104,6 +104,14 @@ def _justified_note(line: TextLine) -> bool:
     return starts_note(line.text) and _long_sentence(" ".join(w.text for w in ws[:gap]))
 
 
+def _labelled_note(line: TextLine, spanning: set[int]) -> bool:
+    """A note set after its label and a tab ("Source:   Finnish National Board of Education,
+    2006.", eu-013 p8 on a photocopy) that the model read as one cell across the columns: the
+    label ends in a colon, as a note's does and a row's label ("Notes | Headcount ...") does not."""
+    ws = line.words
+    return ws[0].text.endswith(":") and starts_note(line.text) and all(id(w) in spanning for w in ws)
+
+
 def _long_sentence(text: str, n: int = LONG_SENTENCE_WORDS) -> bool:
     words = [t for t in text.split() if not _NUMBER.match(t)]
     return len(words) >= n
@@ -127,7 +135,7 @@ def _edge_block(
     order = lines if top else list(reversed(lines))
     block: list[TextLine] = []
     for line in order[:MAX_EDGE_LINES]:
-        if not (_one_run(line) or (not top and _justified_note(line))):
+        if not (_one_run(line) or (not top and (_justified_note(line) or _labelled_note(line, spanning)))):
             break
         block.append(line)
     if not top:
