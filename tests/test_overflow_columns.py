@@ -108,6 +108,18 @@ def test_columns_set_close_together_stay() -> None:
     assert join_overflow_columns(rects, rows, cols, words, repairs) == (rects, cols) and not repairs
 
 
+def test_a_sparse_column_of_values_set_close_to_its_neighbours_stays() -> None:
+    # eu-005 p2 (text layer): "PBUK | EH", EH filled in one row of four, "67.9 72.9" 12 px apart
+    rows = _bands([0, 30, 60, 90, 120])
+    cols = _bands([0, 150, 250, 330, 450])
+    words = [Word(t, (14, y, 74, y + 14)) for y, t in ((5, "Austria"), (35, "Greece"), (65, "Italy"), (95, "UK"))]
+    words += [Word(t, (206, y, 238, y + 14)) for y, t in ((5, "67.9"), (35, "58.7"), (65, "35"), (95, "50.1"))]
+    words += [Word("72.9", (250, 5, 282, 19)), *(Word("61.0", (380, y, 412, y + 14)) for y in (5, 35, 65, 95))]
+    rects = [SpanRect(r, r, c, c) for r in range(4) for c in range(4)]
+    repairs: list[str] = []
+    assert join_overflow_columns(rects, rows, cols, words, repairs) == (rects, cols) and not repairs
+
+
 def test_a_column_with_a_word_of_its_own_stays() -> None:
     # the header names the extra column: it is a column, however empty its body
     words = _words(ROWS, ["Variable", "Mean", "Std. Dev."]) + line_words([X[1]], 9, ["Unit"])

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from worker.core.bands import Band
 from worker.core.column_split import GUTTER_HEIGHTS
+from worker.core.header_words import WORD_SPACE
+from worker.core.headers import is_value_like
 from worker.core.spans import SpanRect, join_band
 from worker.core.types import Word
 
@@ -82,10 +84,26 @@ def _rows_holding(words: list[Word], rows: list[Band]) -> int:
 def _goes_on(w: Word, others: list[Word], row: Band, before: bool) -> bool:
     """Whether `w` is on one line with a word of `others` in `row` that starts before it
     (`before`) or after it, closer than a column gutter (a photocopy's thinned strokes leave
-    word spaces of one and a half text heights: eu-027 p3 "wealth end")."""
+    word spaces of one and a half text heights: eu-027 p3 "wealth end"), as one text: two
+    values side by side are two values (eu-005 p2's sparse "PBUK | EH" columns, "67.9 72.9"),
+    unless they are one value's pieces ("0" "3" a word space apart, where a speck took ".1")."""
     return any(
-        _centre_in(v, row, 1) and (v.bbox[0] < w.bbox[0]) == before and v is not w and _one_text(v, w) for v in others
+        _centre_in(v, row, 1)
+        and (v.bbox[0] < w.bbox[0]) == before
+        and v is not w
+        and _one_text(v, w)
+        and _one_value(*((v, w) if before else (w, v)))
+        for v in others
     )
+
+
+def _one_value(first: Word, second: Word) -> bool:
+    """`first` and `second` (in reading order) may be one text: not two values, or one value's
+    pieces (its decimals split off, or a word space apart or closer: a lost point)."""
+    if not (is_value_like(first.text) and is_value_like(second.text)):
+        return True
+    h = max(first.bbox[3] - first.bbox[1], second.bbox[3] - second.bbox[1])
+    return second.text.lstrip().startswith((".", ",")) or second.bbox[0] - first.bbox[2] <= WORD_SPACE * h
 
 
 def _one_text(a: Word, b: Word) -> bool:
