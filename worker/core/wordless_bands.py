@@ -26,7 +26,7 @@ def join_wordless_columns(
     """`rects` and `cols` with every inner column holding no word's centre merged into a neighbour."""
     rects, cols, joined = _join_wordless(rects, cols, words, "col")
     if joined:
-        repairs.append(f"{joined} wordless inner column(s) joined to a neighbour")
+        repairs.append(f"{len(joined)} wordless inner column(s) joined to a neighbour")
     return rects, cols
 
 
@@ -34,29 +34,23 @@ def join_wordless_rows(
     rects: list[SpanRect], rows: list[Band], header: set[int], words: list[Word], repairs: list[str]
 ) -> tuple[list[SpanRect], list[Band], set[int]]:
     """`rects`, `rows` and the header rows with every inner row holding no word's centre merged
-    into a neighbour."""
-    joined = 0
-    k = 1
-    while k < len(rows) - 1 and len(rows) > 2 and words:
-        if any(rows[k].lo <= (w.bbox[1] + w.bbox[3]) / 2 < rows[k].hi for w in words):
-            k += 1
-            continue
-        into = k + 1 if _shared(rects, k, k + 1, "row") > _shared(rects, k - 1, k, "row") else k - 1
-        rects, rows = join_band(rects, rows, k, into, "row")
-        header = {r - 1 if r > k else r for r in header if r != k}  # the joined row is its neighbour's
-        joined += 1
+    into a neighbour (the joined row is its neighbour's, header or body)."""
+    rects, rows, joined = _join_wordless(rects, rows, words, "row")
+    for k in joined:
+        header = {r - 1 if r > k else r for r in header if r != k}
     if joined:
-        repairs.append(f"{joined} wordless inner row(s) joined to a neighbour")
+        repairs.append(f"{len(joined)} wordless inner row(s) joined to a neighbour")
     return rects, rows, header
 
 
 def _join_wordless(
     rects: list[SpanRect], bands: list[Band], words: list[Word], axis: str
-) -> tuple[list[SpanRect], list[Band], int]:
+) -> tuple[list[SpanRect], list[Band], list[int]]:
+    """The bands with each wordless inner one joined, and the index each had when it went."""
     if len(bands) < 3 or not words:
-        return rects, bands, 0
+        return rects, bands, []
     i = 0 if axis == "col" else 1
-    joined = 0
+    joined: list[int] = []
     k = 1
     while k < len(bands) - 1 and len(bands) > 2:
         band = bands[k]
@@ -65,7 +59,7 @@ def _join_wordless(
             continue
         into = k + 1 if _shared(rects, k, k + 1, axis) > _shared(rects, k - 1, k, axis) else k - 1
         rects, bands = join_band(rects, bands, k, into, axis)
-        joined += 1
+        joined.append(k)
     return rects, bands, joined
 
 
