@@ -57,3 +57,13 @@ def test_html_round_trip(spec):
     assert back.header_rows == header
     assert {(c.row, c.col): c.text for c in back.cells} == {(c.row, c.col): c.text for c in grid.cells}
     assert grid_to_html(back) == grid_to_html(grid)
+
+
+def test_a_boundary_on_a_words_edge_to_within_rounding_is_not_moved_and_the_span_stays():
+    # found by the property above: columns 5 and 6 exactly as wide as their 20 px words, so the
+    # last boundary lies on "r0c5"'s left edge to within 1e-13 px; it was taken as cutting the
+    # word, moved past it, and the span over columns 0-4 then held two texts and was undone
+    col_w = [20.0, 20.29277652602518, 124.62181952338307, 163.3148569133101, 164.03314213030882, 20.0]
+    objs, words, size = oracle_objects(2, 6, [(0, 0, 1, 5)], 0, [12.0, 12.0], col_w)
+    grid = reconstruct(objs, words, size)
+    assert grid.shape_signature() == expected_grid(2, 6, [(0, 0, 1, 5)])

@@ -27,6 +27,7 @@ from worker.core.bands import Band
 from worker.core.types import BBox
 
 Interval = tuple[float, float]
+CUT_SLACK = 0.5  # px: a boundary within this of a run's edge lies on it (rounding), not through it
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,9 +80,10 @@ def _median(values: Sequence[float]) -> float:
 
 
 def _cutting(runs: list[Interval], pos: float) -> Interval | None:
-    """The run of text that `pos` falls strictly inside, if any."""
+    """The run of text that `pos` falls inside by more than `CUT_SLACK` on both sides, if any (a
+    boundary on a word's edge, to within rounding, cuts nothing)."""
     for a, b in runs:
-        if a < pos < b:
+        if a + CUT_SLACK < pos < b - CUT_SLACK:
             return (a, b)
         if a >= pos:
             break
