@@ -371,3 +371,31 @@ def test_a_piece_of_a_caption_the_crops_top_edge_cuts_is_no_group_label():
     grid = token_grid(tokens, words, (460, 3 * CH))
     assert not any("group label" in r for r in grid.repairs), grid.repairs
     assert grid.n_rows == 3
+
+
+def test_two_labels_over_their_own_columns_stay_two_when_a_speck_makes_one_look_taller():
+    """Photocopy, seed 1, dev eu-007 p5 t5 (its boxes): "Butter" and "Margarine", each centred
+    over its own column, 17 px apart; the dashed rules over and under "Margarine" were fused to
+    its box (28 px for 16-px text), so its word space looked 20 px wide and the two were read as
+    one label spanning both columns. Measured by the lower word, they are two labels, and each
+    value binds under its own."""
+    words = [
+        Word("Products", (53.0, 13.0, 142.0, 29.0)),
+        Word("Butter", (194.0, 13.0, 262.0, 29.0)),
+        Word("Margarine", (279.0, 8.0, 382.0, 36.0)),
+        Word("Low", (402.0, 13.0, 451.0, 29.0)),
+        Word("fat", (450.0, 13.0, 485.0, 33.0)),
+        Word("products", (484.0, 8.0, 564.0, 36.0)),
+        Word("Turnover", (17.0, 40.0, 111.0, 56.0)),
+        Word("Ffr.", (110.0, 40.0, 150.0, 56.0)),
+        Word("m.", (149.0, 44.0, 175.0, 56.0)),
+        Word("6028", (200.0, 40.0, 256.0, 56.0)),
+        Word("1385", (297.0, 40.0, 359.0, 56.0)),
+        Word("836", (460.0, 40.0, 507.0, 63.0)),
+    ]
+    row = [(5, 185, 1), (188, 264, 1), (276, 385, 1), (390, 578, 1)]
+    grid = token_grid(_tokens([row, row]), words, (585, 71))
+    assert column_labels(grid, 1) == ["Products", "Butter", "Margarine", "Low fat products"]
+    gt = _gt(["Products", "Butter", "Margarine", "Low fat products"], [["Turnover Ffr. m.", "6028", "1385", "836"]])
+    got = bind(grid_to_html(grid), gt)
+    assert got["bound"] == got["values"] == 3

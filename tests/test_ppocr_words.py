@@ -58,3 +58,24 @@ def test_a_word_box_holds_its_own_glyph_rows_not_a_rule_or_the_next_line() -> No
     glyphs = tuple(Glyph(c, 0.99, 3 + f, 3 + f) for c, f in zip("kg/year", frames))
     ((_, box, _),) = line_words(LineRead(glyphs, FRAME_PX), (0.0, 100.0, 200.0, 132.0), grey)
     assert (box[1], box[3]) == (108.0, 123.0)
+
+
+def _signed(sign: tuple[slice, slice]) -> tuple[LineRead, np.ndarray]:
+    """A 20-px line: a mark at `sign` (rows, columns), then "1385" as four 6 x 12 digits."""
+    grey = np.full((20, 120), 250, dtype=np.uint8)
+    grey[sign] = 20
+    for k in range(4):
+        grey[4:16, 30 + 9 * k : 36 + 9 * k] = 20
+    glyphs = (Glyph("-", 0.9, 5, 5), *(Glyph(c, 0.99, 8 + 2 * k, 8 + 2 * k) for k, c in enumerate("1385")))
+    return LineRead(glyphs, FRAME_PX), grey
+
+
+def test_a_speck_read_as_a_minus_before_a_number_is_left_out_and_a_real_minus_stays() -> None:
+    """Photocopy, dev eu-007 p5 t5: a 3 x 3 speck left of "1385" was read as "-1385", a
+    confident wrong number. A blot is no minus; a bar twice as wide as it is high is one."""
+    read, grey = _signed((slice(9, 12), slice(20, 23)))
+    ((text, box, _),) = line_words(read, (0.0, 0.0, 120.0, 20.0), grey)
+    assert text == "1385" and box[0] == 30.0
+    read, grey = _signed((slice(9, 11), slice(18, 26)))
+    ((text, box, _),) = line_words(read, (0.0, 0.0, 120.0, 20.0), grey)
+    assert text == "-1385" and box[0] == 18.0

@@ -21,6 +21,8 @@ GAP_FRAMES = 5  # ~0.8 line heights of silence between characters ends a word (a
 MIN_CONTRAST = 40  # grey levels between paper and ink below which boxes are not tightened
 NEAR_FRAMES = 2  # a word's ink is looked for this many frames either side of its own frames
 RULE_SHARE = 0.9  # a row of ink across this share of a word's columns is a rule, not a glyph
+SIGNS = frozenset("-−–")  # what a minus before a number is read as
+SIGN_BAR = 1.5  # a minus is at least this many times as wide as it is high; a speck is not
 ACCENT_GAP = 0.2  # ink this close (in glyph heights) above or below the glyphs is a dot or an accent
 
 
@@ -76,11 +78,56 @@ def line_words(
                 rows = _glyph_rows(ink[:, int(wx0) : int(wx1)])
                 if rows is not None:
                     wy0, wy1 = float(rows[0]), float(rows[1])
+        if ink is not None:
+            glyph_ink = ink[int(wy0) : int(np.ceil(wy1))]
+            if _sign_is_a_speck(group, glyph_ink, int(wx0), int(wx1)):
+                group = group[1:]
+                wx0 = _after_first_blob(glyph_ink, int(wx0), int(wx1))
         text = "".join(g.char for g in group)
         conf = float(np.mean([g.prob for g in group]))
         bbox = (x0 + float(wx0), y0 + wy0, min(x1, x0 + float(wx1)), min(y1, y0 + wy1))
         out.append((text, bbox, conf))
     return out
+
+
+def _first_blob(ink: np.ndarray, x0: int, x1: int) -> tuple[int, int, int]:
+    """The first run of inked columns from `x0` (within `x1`): its end column and the height
+    of the rows it inks, as (start, end, height)."""
+    cols: np.ndarray = np.asarray(ink[:, x0:x1].any(axis=0))
+    inked = np.flatnonzero(cols)
+    if not inked.size:
+        return x0, x0, 0
+    start = int(inked[0])
+    blank = np.flatnonzero(~cols[start:])
+    end = start + (int(blank[0]) if blank.size else int(cols.size - start))
+    rows = np.flatnonzero(ink[:, x0 + start : x0 + end].any(axis=1))
+    return x0 + start, x0 + end, int(rows[-1] - rows[0] + 1)
+
+
+def _sign_is_a_speck(group: list[Glyph], ink: np.ndarray, x0: int, x1: int) -> bool:
+    """A minus read before a number whose ink is a blot, not a bar: a speck on a photocopy left
+    of "1385" was read as "-1385", a confident wrong number. A minus or a dash is a stroke
+    `SIGN_BAR` times as wide as it is high at least; a speck is about as high as it is wide. A
+    sign whose ink runs on into the digits (no column of paper between) is kept, and so is one
+    whose first ink is as tall as half the glyphs (the speck lies outside the word's rows, and
+    that ink is the first digit's)."""
+    if len(group) < 2 or group[0].char not in SIGNS or not group[1].char.isdigit():
+        return False
+    start, end, height = _first_blob(ink, x0, x1)
+    if height == 0 or end >= x1:
+        return False
+    rest = ink[:, end:x1].any(axis=0)
+    if not rest.any():  # the blob is the whole word
+        return False
+    # a blot, not a bar; and lower than half the glyphs (a digit's stem is neither)
+    return end - start < SIGN_BAR * height and height <= 0.5 * ink.shape[0]
+
+
+def _after_first_blob(ink: np.ndarray, x0: int, x1: int) -> int:
+    """The first inked column after the first blob from `x0`."""
+    _, end, _ = _first_blob(ink, x0, x1)
+    after = np.flatnonzero(ink[:, end:x1].any(axis=0))
+    return end + int(after[0]) if after.size else x0
 
 
 def _glyph_rows(ink: np.ndarray) -> tuple[int, int] | None:

@@ -92,17 +92,30 @@ def _part_at_gutters(group: list[Word], cols: list[Band], gutters: list[float], 
     in the same header row (`under`): two columns' cells of two lines each ("Our estimates" over
     "1996", "LDA" over "1997"). A group label over several columns is centred over none of them
     on either side, or heads a row of its own ("number of franchisors" over "1993 | 1994" in the
-    row below), and stays whole."""
+    row below), and stays whole. Two sides centred over their own columns are also two labels
+    where they stand further apart than a word space of the lower of the two words beside the
+    gutter (`_apart`): a speck or a dashed rule fused to one word's box makes it look taller,
+    and its word space wider ("Butter" | "Margarine" on a photocopy, each over its own column,
+    joined into one label spanning both)."""
     for x in gutters:
         left = [w for w in group if (w.bbox[0] + w.bbox[2]) / 2 < x]
         right = [w for w in group if (w.bbox[0] + w.bbox[2]) / 2 >= x]
         if (
             left
             and right
-            and all(_centred_on_column(side, cols) and _goes_on(side, cols, under) for side in (left, right))
+            and all(_centred_on_column(side, cols) for side in (left, right))
+            and (all(_goes_on(side, cols, under) for side in (left, right)) or _apart(left, right))
         ):
             return _part_at_gutters(left, cols, gutters, under) + _part_at_gutters(right, cols, gutters, under)
     return [group]
+
+
+def _apart(left: list[Word], right: list[Word]) -> bool:
+    """The words either side of a gutter stand further apart than a word space of the lower one."""
+    a = max(left, key=lambda w: w.bbox[2])
+    b = min(right, key=lambda w: w.bbox[0])
+    low = min(a.bbox[3] - a.bbox[1], b.bbox[3] - b.bbox[1])
+    return b.bbox[0] - a.bbox[2] > WORD_SPACE * low
 
 
 def _lines_under(group: list[Word], head_words: list[Word], bands: list[Band]) -> list[Word]:
