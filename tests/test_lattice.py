@@ -102,10 +102,31 @@ def test_a_model_grid_that_agrees_with_the_rules_is_kept():
     assert _texts(grid) == EXPECTED
 
 
-def test_an_open_table_draws_no_lattice():
-    open_sides = RulingLines(H, V[1:3], FULL_H, V_RUNS[1:3])  # no frame left and right
-    assert find_lattice(open_sides, WORDS) is None
+def test_an_open_table_whose_rules_do_not_mark_its_sides_draws_no_lattice():
+    # no frame left and right, and only the top and bottom rules reach past the inner ones
+    inner = ((100.0, 200.0),)
+    h_runs = (FULL_H[0], *(inner for _ in H[1:-1]), FULL_H[-1])
+    assert find_lattice(RulingLines(H, V[1:3], h_runs, V_RUNS[1:3]), WORDS) is None
     assert find_lattice(RulingLines(H, V), WORDS) is None  # where the rules run is not known
+
+
+def test_an_open_sided_table_is_read_from_its_rules_between_the_ends_of_its_rows_rules():
+    """Photocopy, dev eu-012 p4 t2: rules across every row, rules between the columns, none
+    down the outer edges, and the top rule leaving the stub head open. Most rows' rules start
+    and end at the same two x: those are the table's sides. SLANet-plus read the rows a line
+    low and a column too many; the rules give the table back."""
+    h_runs = (((100.0, 300.0),), *(((0.0, 300.0),) for _ in H[1:]))
+    open_sides = RulingLines(H, V[1:3], h_runs, V_RUNS[1:3])
+    lattice = find_lattice(open_sides, WORDS)
+    assert lattice is not None and (len(lattice.rows), len(lattice.cols)) == (5, 3)
+    tokens = _tokens([(36.0, 50.0), (56.0, 70.0), (118.0, 128.0), (178.0, 190.0), (235.0, 250.0)], head=2)
+    grid = token_grid(tokens, WORDS, SIZE, open_sides)
+    assert REPAIR in grid.repairs
+    assert _texts(grid) == EXPECTED
+    # a page rule wider than the table is one rule: no side at its ends
+    wide = (((-50.0, 350.0),), *(((0.0, 300.0),) for _ in H[1:]))
+    lattice = find_lattice(RulingLines(H, V[1:3], wide, V_RUNS[1:3]), WORDS)
+    assert lattice is not None and lattice.frame[0] == 0.0 and lattice.frame[2] == 300.0
 
 
 def test_a_photocopys_break_in_a_rule_is_no_span_and_a_missing_stretch_is():

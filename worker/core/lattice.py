@@ -46,6 +46,7 @@ SPACE = 0.6  # words this many text heights apart or closer are one phrase, not 
 APART = 1.0  # texts of two slots further apart than this many text heights are two cells' texts
 STACKED = 3  # lines of figures in one cell that are rows the rules do not part
 MIN_SLOTS = 2  # rows and columns a lattice needs at least
+SIDE_RULES = 2  # an open side: the bottom rule and this many others start (or end) on its line
 
 Runs = tuple[tuple[float, float], ...]
 
@@ -87,6 +88,7 @@ def find_lattice(lines: RulingLines | None, words: Sequence[Word], spans: Sequen
         for r in _joined(lines.v, lines.v_runs, height)
     ]
     tol, length = max(3.0, ANCHOR * height), ANCHORED * height
+    vs, opened = _open_sides_drawn(hs, vs, words, tol)
     hs, vs = _anchored(hs, vs, tol, length), _anchored(vs, hs, tol, length)
     hs, vs = _framed(hs, vs, tol)
     hs = _doubles(hs, [_mid(w, 1) for w in words], DOUBLE_GAP * height)
@@ -94,13 +96,18 @@ def find_lattice(lines: RulingLines | None, words: Sequence[Word], spans: Sequen
     if len(hs) < MIN_SLOTS + 1 or len(vs) < MIN_SLOTS + 1:
         return None
     top, bottom, left, right = hs[0].at, hs[-1].at, vs[0].at, vs[-1].at
-    if min(_cover(hs[0].runs, left, right), _cover(hs[-1].runs, left, right)) < FRAME:
+    # an open-sided table's top rule may leave its stub head open
+    if min(_cover(hs[0].runs, left, right), _cover(hs[-1].runs, left, right)) < (FULL if opened else FRAME):
         return None
     if min(_cover(vs[0].runs, top, bottom), _cover(vs[-1].runs, top, bottom)) < FRAME:
         return None
     if any(_longest_gap(r.runs, top, bottom) > FRAME_GAP * height for r in (vs[0], vs[-1])):
         return None  # a side broken between two tables one crop holds, with a caption between
-    if any(_longest_gap(r.runs, left, right) > FRAME_GAP * height for r in (hs[0], hs[-1])):
+    # ... measured from where the top rule starts, where the stub head is left open
+    head_from = max(left, hs[0].runs[0][0]) if opened and hs[0].runs else left
+    if _longest_gap(hs[0].runs, head_from, right) > FRAME_GAP * height:
+        return None
+    if _longest_gap(hs[-1].runs, left, right) > FRAME_GAP * height:
         return None
     if any(_cover(r.runs, top, bottom) < FULL for r in vs[1:-1]) or any(
         _cover(r.runs, left, right) < FULL for r in hs[1:-1]
@@ -114,6 +121,39 @@ def find_lattice(lines: RulingLines | None, words: Sequence[Word], spans: Sequen
     if rects is None or _stacked_figures(rects, rows, cols, words, height):
         return None
     return Lattice(rows, cols, rects, (left, top, right, bottom), hs, vs, height)
+
+
+def _open_sides_drawn(hs: list[Rule], vs: list[Rule], words: Sequence[Word], tol: float) -> tuple[list[Rule], bool]:
+    """`vs` with the sides of an open-sided table drawn in: horizontal rules across the table
+    and vertical rules between its columns only, none down its outer edges (eu-012 p4). Where
+    the bottom rule and `SIDE_RULES` others at least start at one x, outside every vertical rule
+    and on none, and text stands between it and the nearest vertical rule, that x is the
+    table's left side; likewise their ends and the right side. A rule wider than the table (a
+    page rule under a caption) is one rule, and marks no side. Whether any side was drawn in
+    comes back too: the top rule of such a table may leave its stub head open."""
+    if len(hs) < MIN_SLOTS + 1 or not vs or any(not r.runs for r in hs):
+        return vs, False
+    top, bottom = hs[0].at, hs[-1].at
+    sides = []
+    for left in (True, False):
+
+        def end(r: Rule, left: bool = left) -> float:
+            return r.runs[0][0] if left else r.runs[-1][1]
+
+        at = end(hs[-1])
+        agree = [r for r in hs if abs(end(r) - at) <= tol]
+        if len(agree) <= SIDE_RULES or any(abs(v.at - at) <= tol for v in vs):
+            continue
+        inner = min(v.at for v in vs) if left else max(v.at for v in vs)
+        if (at >= inner) if left else (at <= inner):
+            continue
+        lo, hi = sorted((at, inner))
+        if not any(lo < _mid(w, 0) < hi and top < _mid(w, 1) < bottom for w in words):
+            continue
+        sides.append(Rule(at, ((top, bottom),)))
+    if not sides:
+        return vs, False
+    return sorted([*vs, *sides], key=lambda r: r.at), True
 
 
 def _anchored(rules: list[Rule], crossing: list[Rule], tol: float, length: float) -> list[Rule]:
