@@ -12,6 +12,7 @@ share of the typical one (a space inside one value). Pure: bands and rectangles 
 from __future__ import annotations
 
 from worker.core.bands import Band
+from worker.core.geometry import line_gap
 from worker.core.header_words import WORD_SPACE, join_header_labels
 from worker.core.headers import is_value_like
 from worker.core.refine import Interval, RefineRules, clusters, marks_for, split_bands, typical_gap_of
@@ -162,10 +163,8 @@ def merge_label_only_columns(
 
 
 def _one_label(a: Word, b: Word) -> bool:
-    h = max(a.bbox[3] - a.bbox[1], b.bbox[3] - b.bbox[1])
-    same_line = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1]) >= 0.5 * h
-    gap = max(a.bbox[0], b.bbox[0]) - min(a.bbox[2], b.bbox[2])
-    return same_line and gap <= WORD_SPACE * h
+    on_line = line_gap(a.bbox, b.bbox)
+    return on_line is not None and on_line[0] <= WORD_SPACE * on_line[1]
 
 
 def merge_columns(rects: list[SpanRect], cols: list[Band], keep: int, gone: int) -> tuple[list[SpanRect], list[Band]]:

@@ -50,3 +50,12 @@ def clip(b: BBox, bounds: BBox) -> BBox:
 
 def center(b: BBox) -> tuple[float, float]:
     return ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)
+
+
+def line_gap(a: BBox, b: BBox) -> tuple[float, float] | None:
+    """(gap, height) of two boxes on one text line: the space between them across and the taller
+    one's height; None where they overlap down by less than half of that height (two lines)."""
+    h = max(a[3] - a[1], b[3] - b[1])
+    if min(a[3], b[3]) - max(a[1], b[1]) < 0.5 * h:
+        return None
+    return max(a[0], b[0]) - min(a[2], b[2]), h

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from worker.core.bands import Band
 from worker.core.column_split import GUTTER_HEIGHTS
+from worker.core.geometry import line_gap
 from worker.core.header_words import WORD_SPACE
 from worker.core.headers import is_value_like
 from worker.core.spans import SpanRect, join_band
@@ -107,10 +108,8 @@ def _one_value(first: Word, second: Word) -> bool:
 
 
 def _one_text(a: Word, b: Word) -> bool:
-    h = max(a.bbox[3] - a.bbox[1], b.bbox[3] - b.bbox[1])
-    same_line = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1]) >= 0.5 * h
-    gap = max(a.bbox[0], b.bbox[0]) - min(a.bbox[2], b.bbox[2])
-    return same_line and gap < GUTTER_HEIGHTS * h
+    on_line = line_gap(a.bbox, b.bbox)
+    return on_line is not None and on_line[0] < GUTTER_HEIGHTS * on_line[1]
 
 
 def _centre_in(w: Word, band: Band, axis: int) -> bool:
