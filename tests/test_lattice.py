@@ -406,3 +406,23 @@ def test_an_empty_column_between_two_rules_stays_with_the_model():
     grid = reconstruct(objects, words, SIZE, lines=RulingLines(H, v, FULL_H, v_runs))
     assert REPAIR not in grid.repairs
     assert grid.n_cols == 4 and not any(c.text for c in grid.cells if c.col == 2 and c.row > 0)
+
+
+def test_an_open_sided_table_keeps_its_stub_column_or_draws_no_lattice():
+    """Clean render, dev eu-013 p5 t3: three rules across (the top one leaving the stub head
+    open), rules between the year columns, none down the sides. The bottom rule and the one
+    above it start at the stub's left edge: that is the table's left side, and the stub label
+    is in the lattice. Where only the bottom rule reaches under the stub, no side is known
+    there: the label beside the frame says the table goes on, and no lattice is drawn (drawn
+    from the first year's rule, it lost the label and every value's row)."""
+    h = (13.0, 46.0, 79.0)
+    v = (264.0, 395.0, 525.0, 655.0, 786.0)
+    v_runs = tuple(((13.0, 80.0),) for _ in v)
+    words = [_w("On labour market training", 12, 56, 240)]
+    for k, x in enumerate(v):
+        words += [_w(str(2001 + k), x + 40, 22), _w(f"{29 + k} 300", x + 30, 56)]
+    h_runs = (((264.0, 916.0),), ((10.0, 916.0),), ((8.0, 917.0),))
+    lattice = find_lattice(RulingLines(h, v, h_runs, v_runs), words)
+    assert lattice is not None and len(lattice.cols) == 6 and lattice.frame[0] == 8.0
+    h_runs = (((264.0, 916.0),), ((264.0, 916.0),), ((8.0, 917.0),))
+    assert find_lattice(RulingLines(h, v, h_runs, v_runs), words) is None

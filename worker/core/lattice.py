@@ -46,7 +46,7 @@ SPACE = 0.6  # words this many text heights apart or closer are one phrase, not 
 APART = 1.0  # texts of two slots further apart than this many text heights are two cells' texts
 STACKED = 3  # lines of figures in one cell that are rows the rules do not part
 MIN_SLOTS = 2  # rows and columns a lattice needs at least
-SIDE_RULES = 2  # an open side: the bottom rule and this many others start (or end) on its line
+SIDE_RULES = 1  # an open side: the bottom rule and this many others start (or end) on its line
 
 Runs = tuple[tuple[float, float], ...]
 
@@ -113,7 +113,7 @@ def find_lattice(lines: RulingLines | None, words: Sequence[Word], spans: Sequen
         _cover(r.runs, left, right) < FULL for r in hs[1:-1]
     ):
         return None  # rules drawn in a part of the table only (a shaded header's): no full lattice
-    if _open_sides(words, hs, vs, height):
+    if _open_sides(words, hs, vs, height, opened):
         return None
     rows = [Band(a.at, b.at, 1.0) for a, b in zip(hs, hs[1:])]
     cols = [Band(a.at, b.at, 1.0) for a, b in zip(vs, vs[1:])]
@@ -216,10 +216,13 @@ def _framed(hs: list[Rule], vs: list[Rule], tol: float) -> tuple[list[Rule], lis
     return hs, vs
 
 
-def _open_sides(words: Sequence[Word], hs: list[Rule], vs: list[Rule], height: float) -> bool:
+def _open_sides(words: Sequence[Word], hs: list[Rule], vs: list[Rule], height: float, opened: bool = False) -> bool:
     """Whether the table goes on past a side of the frame: both rules across that side run on
     beyond it to a word lying wholly past it (a crop cut below a title row's top rule). Specks
-    and rule pieces read as text, under half a text height, do not count."""
+    and rule pieces read as text, under half a text height, do not count. Where the frame's
+    sides were drawn in (`opened`), the top rule may leave the stub head open, so the bottom
+    rule alone running on to a word beside the frame says the table goes on (a stub column
+    whose side no rule marked)."""
     top, bottom, left, right = hs[0].at, hs[-1].at, vs[0].at, vs[-1].at
     for w in words:
         x0, y0, x1, y1 = w.bbox
@@ -232,7 +235,7 @@ def _open_sides(words: Sequence[Word], hs: list[Rule], vs: list[Rule], height: f
                 return True
         if top < y < bottom and (x1 < left or x0 > right):
             lo, hi = (x, left) if x1 < left else (right, x)
-            if all(_cover(h.runs, lo, hi) > 0.5 for h in (hs[0], hs[-1])):
+            if all(_cover(h.runs, lo, hi) > 0.5 for h in ((hs[-1],) if opened else (hs[0], hs[-1]))):
                 return True
     return False
 
