@@ -42,14 +42,3 @@ def test_a_piece_of_a_vertical_rule_read_as_one_goes_and_a_figure_one_stays() ->
     one = Word("1", (300.0, 50.0, 303.0, 62.0), 0.99)
     kept, dropped = drop_specks([*line, rule, one])
     assert dropped == 1 and kept == [*line, one]
-
-
-def test_a_speck_read_as_a_point_onto_a_decimal_number_is_left_out():
-    """Photocopy, dev eu-012 p4 t2: specks beside "6.6" and "16.0" were read onto them as points
-    (".6.6", "16.0."), which are no numbers, so neither value was found under its labels. A
-    number's own single point, a leading point (".2%") and an ordinal ("3.") stay."""
-    line = [_label("Women", 100), _label("Total", 200), _label("Services", 300)]
-    read = [_label(".6.6", 400), _label("16.0.", 500), _label(".2%", 600), _label("3.", 700), _label("1.5", 800)]
-    kept, changed = drop_specks([*line, *read])
-    assert [w.text for w in kept[3:]] == ["6.6", "16.0", ".2%", "3.", "1.5"]
-    assert changed == 2 and [w.bbox for w in kept[3:]] == [w.bbox for w in read]

@@ -11,14 +11,11 @@ unsurely and as low), and a stray letter costs a label one character where a str
 changes its number. A dash is never taken for one: a missing value's placeholder is as low and
 as unsure. A piece of a vertical rule read as "1" (or "|", "!") is no text either: its box is a
 pixel wide, where a figure one has a flag and a foot (photocopy, eu-012 p5: the broken rules
-between the columns gave "Sweden 1" and "16 1"). A speck read onto a decimal number as a point
-before or after it (".6.6", "16.0.", photocopy eu-012 p4) makes it no number at all: a number
-with its own decimal point and a second point at its start or end loses the stray one. Pure.
+between the columns gave "Sweden 1" and "16 1"). Pure.
 """
 
 from __future__ import annotations
 
-import re
 from statistics import median
 
 from worker.core.types import Word
@@ -30,8 +27,6 @@ DASHES = frozenset("-–—−")
 # what the OCR makes of a piece of a vertical rule in the body; header_words.RULE_GLYPHS takes
 # "l" and "I" too, for debris far taller than the text, but a thin lone letter may be a cell's ...
 RULE_PIECE_GLYPHS = frozenset("1|!")
-_DECIMAL = r"[-+−]?\d+\.\d+%?"
-_STRAY_POINT = re.compile(rf"\.({_DECIMAL})|({_DECIMAL})\.")  # a decimal number with a point too many
 RULE_WIDTH = 1.5  # ... whose box is this many pixels wide at most (a figure one's is 2-3 at least)
 
 
@@ -42,13 +37,7 @@ def drop_specks(words: list[Word]) -> tuple[list[Word], int]:
         return words, 0
     low = SPECK_HEIGHT * median(heights)
     kept = [w for w in words if not _speck(w, low) and not _rule_piece(w)]
-    points = 0
-    for i, w in enumerate(kept):
-        number = _STRAY_POINT.fullmatch(w.text.strip())
-        if number:
-            kept[i] = Word(number.group(1) or number.group(2), w.bbox, w.confidence)
-            points += 1
-    return kept, len(words) - len(kept) + points
+    return kept, len(words) - len(kept)
 
 
 def _speck(w: Word, low: float) -> bool:
