@@ -60,10 +60,11 @@ def test_a_word_box_holds_its_own_glyph_rows_not_a_rule_or_the_next_line() -> No
     assert (box[1], box[3]) == (108.0, 123.0)
 
 
-def _signed(sign: tuple[slice, slice]) -> tuple[LineRead, np.ndarray]:
-    """A 20-px line: a mark at `sign` (rows, columns), then "1385" as four 6 x 12 digits."""
+def _signed(*marks: tuple[slice, slice]) -> tuple[LineRead, np.ndarray]:
+    """A 20-px line: marks at `marks` (rows, columns), then "1385" as four 6 x 12 digits."""
     grey = np.full((20, 120), 250, dtype=np.uint8)
-    grey[sign] = 20
+    for mark in marks:
+        grey[mark] = 20
     for k in range(4):
         grey[4:16, 30 + 9 * k : 36 + 9 * k] = 20
     glyphs = (Glyph("-", 0.9, 5, 5), *(Glyph(c, 0.99, 8 + 2 * k, 8 + 2 * k) for k, c in enumerate("1385")))
@@ -79,3 +80,8 @@ def test_a_speck_read_as_a_minus_before_a_number_is_left_out_and_a_real_minus_st
     read, grey = _signed((slice(9, 11), slice(18, 26)))
     ((text, box, _),) = line_words(read, (0.0, 0.0, 120.0, 20.0), grey)
     assert text == "-1385" and box[0] == 18.0
+    # a speck beside a real minus (office scan, dev eu-004 p4 t4: "-10.8" read as "10.8" when
+    # only the first mark was looked at): the bar is the minus, and it stays
+    read, grey = _signed((slice(4, 7), slice(12, 15)), (slice(9, 11), slice(18, 26)))
+    ((text, box, _),) = line_words(read, (0.0, 0.0, 120.0, 20.0), grey)
+    assert text == "-1385"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from models.ppocr.components import component_boxes
 from models.ppocr.recognise import Glyph, LineRead
 
 GAP_FRAMES = 5  # ~0.8 line heights of silence between characters ends a word (as PaddleOCR's word boxes)
@@ -80,9 +81,9 @@ def line_words(
                     wy0, wy1 = float(rows[0]), float(rows[1])
         if ink is not None:
             glyph_ink = ink[int(wy0) : int(np.ceil(wy1))]
-            if _sign_is_a_speck(group, glyph_ink, int(wx0), int(wx1)):
-                group = group[1:]
-                wx0 = _after_first_blob(glyph_ink, int(wx0), int(wx1))
+            digits = _speck_sign_end(group, glyph_ink, int(wx0), int(wx1))
+            if digits is not None:
+                group, wx0 = group[1:], digits
         text = "".join(g.char for g in group)
         conf = float(np.mean([g.prob for g in group]))
         bbox = (x0 + float(wx0), y0 + wy0, min(x1, x0 + float(wx1)), min(y1, y0 + wy1))
@@ -90,44 +91,30 @@ def line_words(
     return out
 
 
-def _first_blob(ink: np.ndarray, x0: int, x1: int) -> tuple[int, int, int]:
-    """The first run of inked columns from `x0` (within `x1`): its end column and the height
-    of the rows it inks, as (start, end, height)."""
-    cols: np.ndarray = np.asarray(ink[:, x0:x1].any(axis=0))
-    inked = np.flatnonzero(cols)
-    if not inked.size:
-        return x0, x0, 0
-    start = int(inked[0])
-    blank = np.flatnonzero(~cols[start:])
-    end = start + (int(blank[0]) if blank.size else int(cols.size - start))
-    rows = np.flatnonzero(ink[:, x0 + start : x0 + end].any(axis=1))
-    return x0 + start, x0 + end, int(rows[-1] - rows[0] + 1)
+def _blobs(ink: np.ndarray, x0: int, x1: int) -> list[tuple[int, int, int]]:
+    """The connected marks of `ink` between columns `x0` and `x1`, left to right, as (start,
+    end, height)."""
+    boxes = component_boxes(np.asarray(ink[:, x0:x1]))
+    return sorted((x0 + int(b[0]), x0 + int(b[2]), int(b[3] - b[1])) for b in boxes)
 
 
-def _sign_is_a_speck(group: list[Glyph], ink: np.ndarray, x0: int, x1: int) -> bool:
-    """A minus read before a number whose ink is a blot, not a bar: a speck on a photocopy left
-    of "1385" was read as "-1385", a confident wrong number. A minus or a dash is a stroke
-    `SIGN_BAR` times as wide as it is high at least; a speck is about as high as it is wide. A
-    sign whose ink runs on into the digits (no column of paper between) is kept, and so is one
-    whose first ink is as tall as half the glyphs (the speck lies outside the word's rows, and
-    that ink is the first digit's)."""
+def _speck_sign_end(group: list[Glyph], ink: np.ndarray, x0: int, x1: int) -> int | None:
+    """Where the digits start, when the minus read before a number is no minus at all (else
+    None): a speck on a photocopy left of "1385" was read as "-1385", a confident wrong number.
+    A minus or a dash is a stroke `SIGN_BAR` times as wide as it is high at least; a speck is
+    about as high as it is wide. The marks before the first glyph as tall as half the word
+    (the first digit) are looked at, left to right: a bar among them is the minus (a speck may
+    stand beside a real one: an office scan's "-10.8"), and with none the sign goes. A sign
+    whose ink runs on into the digits (no column of paper between) is kept."""
     if len(group) < 2 or group[0].char not in SIGNS or not group[1].char.isdigit():
-        return False
-    start, end, height = _first_blob(ink, x0, x1)
-    if height == 0 or end >= x1:
-        return False
-    rest = ink[:, end:x1].any(axis=0)
-    if not rest.any():  # the blob is the whole word
-        return False
-    # a blot, not a bar; and lower than half the glyphs (a digit's stem is neither)
-    return end - start < SIGN_BAR * height and height <= 0.5 * ink.shape[0]
-
-
-def _after_first_blob(ink: np.ndarray, x0: int, x1: int) -> int:
-    """The first inked column after the first blob from `x0`."""
-    _, end, _ = _first_blob(ink, x0, x1)
-    after = np.flatnonzero(ink[:, end:x1].any(axis=0))
-    return end + int(after[0]) if after.size else x0
+        return None
+    blobs = _blobs(ink, x0, x1)
+    for k, (start, end, height) in enumerate(blobs):
+        if height > 0.5 * ink.shape[0]:  # the first digit
+            return start if k > 0 else None
+        if end - start >= SIGN_BAR * height:  # a bar: the minus
+            return None
+    return None
 
 
 def _glyph_rows(ink: np.ndarray) -> tuple[int, int] | None:
