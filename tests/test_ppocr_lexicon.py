@@ -120,3 +120,20 @@ def test_a_letter_the_model_read_is_dropped_only_for_a_common_word() -> None:
     glyphs = _greedy(probs)
     assert _text(glyphs) == "Meana"
     assert _text(correct_words(glyphs, probs, CHARS, english_words(), LexiconConfig())) == "Mean"
+
+
+def _glyphs(text: str) -> tuple[Glyph, ...]:
+    """One surely read glyph per character, two frames apart."""
+    return tuple(Glyph(ch, 0.99, 2 * k, 2 * k) for k, ch in enumerate(text))
+
+
+def test_a_capital_o_read_as_a_lone_zero_before_its_word_is_put_back() -> None:
+    """Unevenly lit scan, dev eu-023 p3: the header label "Often" read as "0 ften", whose figure
+    made the header row read as values. Only where the letters after the zero are no word and
+    an O before them makes one; a zero before a unit, a word or a figure stays."""
+    words = english_words()
+    probs = np.zeros((40, len(CHARS)))
+    fixed = correct_words(_glyphs("Sometimes 0 ften"), probs, CHARS, words, LexiconConfig())
+    assert _text(fixed) == "Sometimes Often"
+    for kept in ("0 kg", "0 pen", "0 ften3", "10 ften", "0 Ften"):
+        assert _text(correct_words(_glyphs(kept), probs, CHARS, words, LexiconConfig())) == kept

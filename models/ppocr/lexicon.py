@@ -14,7 +14,8 @@ counts, 22,129 words): `Meada` is `Mean`, but `ustria`, its `A` split off, is no
 the brand `Prima` the rare `pima`.
 A word read with confidence, or one with no near reading in the list (a name, a chemical, a
 plural the list lacks), is kept as read. Numbers, acronyms (all capitals) and words shorter
-than `min_letters` are never touched.
+than `min_letters` are never touched. A lone zero before the rest of a word ("0 ften") is the
+word's capital O where only the two together are a listed word (`capital_o`).
 
 The word list is the English frequency dictionary that ships in the `symspellpy` wheel
 (82,834 words, MIT), read as a plain set: its spelling algorithm is not used.
@@ -110,7 +111,9 @@ def correct_words(
     config: LexiconConfig,
 ) -> tuple[Glyph, ...]:
     """`glyphs` (a greedy read of `probs`) with each unsure non-word replaced by the most
-    probable word reading of its frames, where one is close enough (module docstring)."""
+    probable word reading of its frames, where one is close enough (module docstring), and a
+    capital O read as a zero at a word's start put back (`capital_o`)."""
+    glyphs = capital_o(glyphs, words)
     out = list(glyphs)
     for a, b in reversed(_spans(glyphs)):
         run = glyphs[a:b]
@@ -138,6 +141,33 @@ def correct_words(
         if best is None or best[0] * config.max_ratio < greedy:
             continue
         out[a:b] = _placed(best[1], probs[lo:hi], characters, lo)
+    return tuple(out)
+
+
+def capital_o(glyphs: tuple[Glyph, ...], words: WordList) -> tuple[Glyph, ...]:
+    """`glyphs` with a capital O that was read as a lone zero before the rest of its word put
+    back: "0 ften" for "Often" on an unevenly lit scan (dev eu-023 p3), a label whose figure
+    made its whole header row read as a row of values. The zero stands alone (a space or the
+    line's start before it, a space after), the letters after it are a whole token in lower
+    case, no word by themselves, and a listed word with an O before them; "0 kg" and "0 pen"
+    stay."""
+    out = list(glyphs)
+    for a, b in reversed(_spans(glyphs)):
+        rest = "".join(g.char for g in glyphs[a:b])
+        if (
+            a < 2
+            or glyphs[a - 1].char != " "
+            or glyphs[a - 2].char != "0"
+            or (a > 2 and not glyphs[a - 3].char.isspace())
+            or (b < len(glyphs) and not glyphs[b].char.isspace())
+            or len(rest) < 3
+            or not rest.islower()
+            or rest in words.words
+            or f"o{rest}" not in words.words
+        ):
+            continue
+        zero = glyphs[a - 2]
+        out[a - 2 : a] = [Glyph("O", zero.prob, zero.first, zero.last)]
     return tuple(out)
 
 
