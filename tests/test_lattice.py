@@ -426,3 +426,18 @@ def test_an_open_sided_table_keeps_its_stub_column_or_draws_no_lattice():
     assert lattice is not None and len(lattice.cols) == 6 and lattice.frame[0] == 8.0
     h_runs = (((264.0, 916.0),), ((264.0, 916.0),), ((8.0, 917.0),))
     assert find_lattice(RulingLines(h, v, h_runs, v_runs), words) is None
+
+
+def test_text_inside_the_frame_the_models_grid_leaves_out_comes_from_the_rules():
+    """Blurred scan, dev eu-004 p2 t2: the model's first row started under the first line of the
+    header's labels ("number of" over "food outlets 1996/7"), which fell outside its grid, and
+    every value's column lost half its label. Inside a closed frame that text is the table's:
+    the grid is read from the rules, and the title and the labels are whole."""
+    rows = []
+    for y0, y1 in [(50.0, 70.0), (86.0, 136.0), (146.0, 196.0), (206.0, 220.0)]:
+        rows += [StructureToken("<tr>", 0.99)]
+        rows += [StructureToken("<td></td>", 0.98, (x + 8.0, y0, x + 70.0, y1)) for x in V[:3]]
+        rows += [StructureToken("</tr>", 0.99)]
+    grid = token_grid(rows, WORDS, SIZE, LINES)  # no title row, the header from its second line
+    assert REPAIR in grid.repairs
+    assert _texts(grid) == EXPECTED
