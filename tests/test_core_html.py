@@ -160,3 +160,29 @@ def test_empty_rows_above_the_labels_join_the_header():
     grid = TableGrid(4, 3, [Cell(r, c, text=t) for r, row in enumerate(texts) for c, t in enumerate(row)])
     assert header_rows_of(grid) == (2, "inferred")
     assert column_labels(grid)[1:] == ["population 1995 (mn)", "outlets 1996/7 (000)"]
+
+
+def test_a_row_of_years_under_a_models_header_of_group_labels_joins_it():
+    """Skew-1 scan, dev eu-004 p9 t8: the model closed its header over "number of franchisors"
+    and "number of franchisees" (two columns each), and the row of years under them, its stub
+    empty, was read as the first body row: no value kept its year. The model's header is
+    lengthened by the rows the inference takes, never shortened."""
+    from worker.core.headers import header_rows_of
+    from worker.core.types import Cell, TableGrid
+    from worker.evaluation.binding import bind
+
+    cells = [Cell(0, 0, text=""), Cell(0, 1, 1, 2, "number of franchisors"), Cell(0, 3, 1, 2, "number of franchisees")]
+    body = [["", "1993", "1994", "1993", "1994"], ["Austria", "80", "170", "2500", "2700"]]
+    body += [["Denmark", "42", "42", "500", "500"], ["Finland", "90", "135", "3200", "2495"]]
+    cells += [Cell(r + 1, c, text=t) for r, row in enumerate(body) for c, t in enumerate(row)]
+    grid = TableGrid(5, 5, cells, header_rows=1)
+    assert header_rows_of(grid) == (2, "model")
+    gt = (
+        '<table><tr><td></td><td colspan="2">number of franchisors</td><td colspan="2">number of franchisees</td></tr>'
+        + "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in body)
+        + "</table>"
+    )
+    got = bind(grid_to_html(grid), gt)
+    assert got["bound"] == got["values"] == 12
+    grid = TableGrid(5, 5, cells, header_rows=3)  # a model's longer header stays as it is
+    assert header_rows_of(grid) == (3, "model")
