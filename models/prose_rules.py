@@ -105,11 +105,7 @@ def _prose(text: np.ndarray, dark: np.ndarray, dpi: int, outer: str) -> list[tup
     under (over) it, is the end of a line the crop cut (eu-026 p4 on the photocopy: a caption's
     descenders over its last line): it neither makes nor breaks the prose, but it is a line as
     wide as its ink. A gutter is at least MIN_GUTTER_IN wide: the line the strip's inner edge
-    cuts short (the rule's fringe left out) still has its word spaces. Gutters are looked for in
-    the middle half of a line's rows, where every letter has ink: a rule the deskew left in
-    pieces along the line's top edge, joined to it by the column rules' stubs, ran across a
-    header row's gutters and made "Agriculture | Industry | Services" one run (eu-012 p4 on the
-    skew-2 scan: the header cut off as prose)."""
+    cuts short (the rule's fringe left out) still has its word spaces."""
     tallest, least_gutter = MAX_LINE_IN * dpi, MIN_GUTTER_IN * dpi
     bands = [piece for band in ink_bands(text) for piece in _split_set_solid(text, band, tallest)]
     lines = [(a, b) for a, b in bands if b - a >= MIN_LINE_PX]
@@ -124,10 +120,7 @@ def _prose(text: np.ndarray, dark: np.ndarray, dpi: int, outer: str) -> list[tup
     if any(b - a > tallest for a, b in lines):
         return []
     for a, b in lines:
-        inset = (b - a) // 4  # a line's gutters are looked for in its middle half (see _core)
-        xs = np.flatnonzero(text[a + inset : b - inset].any(axis=0))
-        if not xs.size:
-            continue
+        xs = np.flatnonzero(text[a:b].any(axis=0))
         cuts = np.flatnonzero(np.diff(xs) > max(GUTTER_LINES * (b - a), least_gutter))
         parts = [(xs[i], xs[j]) for i, j in zip([0, *(cuts + 1)], [*cuts, len(xs) - 1])]
         parts = [(u, v) for u, v in parts if v - u + 1 >= 0.5 * (b - a)]

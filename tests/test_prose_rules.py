@@ -169,28 +169,3 @@ def test_one_line_of_prose_does_not_cut_more_than_its_share_of_the_box():
     page.paste(_page(caption=False), (0, 0))
     box = (float(LEFT), 190.0, float(RIGHT), 700.0)
     assert cut_prose_at_rules(page, box, DPI, MARGINS) == box
-
-
-def test_a_header_under_a_broken_top_rule_over_its_value_columns_is_no_prose():
-    """Skew-2 scan, dev eu-012 p4 t2, deskewed: the rule over the value columns' labels (the
-    stub head left open) came out in pieces along the labels' top edge, joined to them by the
-    column rules' stubs, and bridged the gutters between "Agriculture | Industry | Services":
-    the header row was taken for a caption's line and cut off the box. Gutters are looked for in
-    the line's middle rows, and the header stays."""
-    im = Image.new("L", (1200, 560), 255)
-    d = ImageDraw.Draw(im)
-    font = ImageFont.load_default(size=24)
-    for y in (TOP_RULE, MID_RULE, BOTTOM_RULE):
-        d.line([(LEFT, y), (RIGHT, y)], fill=0, width=2)
-    for x in range(430, RIGHT, 15):  # the top rule over the value columns, in 8-px pieces
-        d.line([(x, 151), (x + 8, 151)], fill=0, width=1)
-    for x in (430, 680, 930):  # the column rules, from the top rule down
-        d.line([(x, 151), (x, BOTTOM_RULE)], fill=0, width=1)
-    for x, label in zip((450, 700, 950), ("Agriculture", "Industry", "Services")):
-        d.text((x, 160), label, fill=0, font=font)
-    for r, row in enumerate((("11.0", "40.7", "48.4"), ("6.6", "16.0", "77.4"), ("8.9", "28.7", "62.4"))):
-        d.text((LEFT + 10, 270 + 45 * r), ("Men", "Women", "Total")[r], fill=0, font=font)
-        for x, text in zip((500, 750, 1000), row):
-            d.text((x, 270 + 45 * r), text, fill=0, font=font)
-    box = (float(LEFT), 140.0, float(RIGHT), 430.0)
-    assert cut_prose_at_rules(im, box, DPI, MARGINS) == box
