@@ -239,17 +239,30 @@ def header_rows_of(grid: TableGrid) -> tuple[int, str]:
     The HTML (`<thead>`), the serialisations, the typed columns and the chunks all take it
     from here, so they never disagree. The model's header wins; without one the rows are
     inferred, lowered until no cell spans across the header's lower edge (a `<thead>` cannot
-    hold half a cell). A model's header is only lengthened by the inference: sub-header rows
-    under it that the inference takes (a row of years under "number of franchisors" spanning
-    two of them, its stub empty: skew-1 eu-004 p9, where the model closed its header over the
-    years and no value kept its year).
+    hold half a cell).
     """
-    inferred = infer_header_rows(grid)
-    while inferred and any(c.row < inferred < c.row + c.rowspan for c in grid.cells):
-        inferred -= 1
     if grid.header_rows > 0:
-        return max(grid.header_rows, inferred), "model"
+        return grid.header_rows, "model"
+    inferred = _whole_rows(grid, infer_header_rows(grid))
     return (inferred, "inferred") if inferred else (0, "none")
+
+
+def _whole_rows(grid: TableGrid, rows: int) -> int:
+    """`rows` lowered until no cell spans across their lower edge."""
+    while rows and any(c.row < rows < c.row + c.rowspan for c in grid.cells):
+        rows -= 1
+    return rows
+
+
+def sub_header_rows(grid: TableGrid) -> int:
+    """How many rows the model's header (`grid.header_rows`, more than none) lengthens to: the
+    sub-header rows under it that the inference takes (a row of years, its stub empty, under
+    "number of franchisors" spanning two of them: skew-1 eu-004 p9, where the model closed its
+    header over the years and no value kept its year). Never shorter than the model's; asked
+    of the model's grid only, so a reviewer's header stays as set."""
+    if grid.header_rows <= 0:
+        return grid.header_rows
+    return max(grid.header_rows, _whole_rows(grid, infer_header_rows(grid)))
 
 
 def stub_columns(grid: TableGrid, header_rows: int) -> int:

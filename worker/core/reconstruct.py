@@ -19,7 +19,7 @@ from worker.core.cell_text import assign_words, reading_order_text
 from worker.core.geometry import clip, overlap_1d, union_box
 from worker.core.header_spans import header_rows_by_words, split_header_spans
 from worker.core.header_words import centre_header_labels
-from worker.core.headers import value_rows_under_header
+from worker.core.headers import sub_header_rows, value_rows_under_header
 from worker.core.lattice import contradicts, find_lattice, off_rules
 from worker.core.refine import RefineRules, marks_for, refine_axis
 from worker.core.sanitise import sanitise
@@ -411,4 +411,11 @@ def grid_from_bands(
             if cell.row >= grid.header_rows:
                 cell.is_header = False
         repairs.append(f"{figures} row(s) of figures under the model's header returned to the body")
+    longer = sub_header_rows(grid)
+    if longer > grid.header_rows:
+        for cell in cells:
+            if cell.row < longer:
+                cell.is_header = True
+        repairs.append(f"{longer - grid.header_rows} sub-header row(s) under the model's header joined it")
+        grid.header_rows = longer
     return grid
