@@ -135,3 +135,52 @@ def test_age_bands_in_a_ground_truth_header_row_are_labels():
     assert gt_header_rows(html_to_grid(gt)) == 2
     cells = {(c.row, c.col): c for c in read_cells(gt, ground_truth=True)}
     assert cells[(2, 3)].col_path == "finland 15 24"  # label_norm: punctuation to spaces
+
+
+def test_a_wrong_value_under_its_own_labels_is_counted_stated_unless_its_cell_is_marked():
+    """The confident wrong answer: "2,585" read for "2,085" under Midwest / 2007 Actual. It is
+    stated as certain unless the prediction marks its slot (row 4, col 1) as doubtful; a right
+    value in a marked slot is the mark's cost."""
+    misread = GT.replace("<td>2,085</td>", "<td>2,585</td>")
+    got = bind(misread, GT)
+    assert got["bound"] == 11 and got["lost"]["misread"] == 1
+    assert (got["stated_wrong"], got["marked_wrong"], got["marked_right"]) == (1, 0, 0)
+    got = bind(misread, GT, frozenset({(4, 1), (3, 2)}))
+    assert (got["stated_wrong"], got["marked_wrong"], got["marked_right"]) == (0, 1, 1)
+    # a value that is gone with no cell under its labels is missing, not stated wrong
+    gone = GT.replace("<tr><td>Midwest</td><td>2,085</td><td>53.3</td><td>2,101</td><td>-</td></tr>", "")
+    got = bind(gone, GT)
+    assert got["lost"]["missing"] == 4 and got["stated_wrong"] == 0
+
+
+def test_rates_add_up_the_stated_wrong_values_over_tables():
+    from worker.evaluation.binding import rates
+
+    misread = GT.replace("<td>2,085</td>", "<td>2,585</td>")
+    r = rates([bind(misread, GT), bind(misread, GT, frozenset({(4, 1)})), bind(GT, GT)])
+    assert (r["values"], r["stated_wrong"], r["marked_wrong"]) == (36, 1, 1)
+    assert r["stated_wrong_rate"] == round(1 / 36, 4)
+
+
+def test_our_records_marks_land_on_the_cells_the_measure_reads():
+    """The eval reads our HTML for the values and our table JSON for the marks: a spanned
+    header and a low-confidence cell must meet at the same (row, col) on both sides."""
+    from worker.core.html_out import grid_to_html
+    from worker.core.types import Cell, TableGrid
+    from worker.evaluation.pages_eval import _unsure
+
+    cells = [
+        Cell(0, 0, 2, 1, "Region"),
+        Cell(0, 1, 1, 2, "2007"),
+        Cell(1, 1, 1, 1, "Actual"),
+        Cell(1, 2, 1, 1, "Margin"),
+        Cell(2, 0, 1, 1, "Maine"),
+        Cell(2, 1, 1, 1, "88", confidence=0.3),
+        Cell(2, 2, 1, 1, "0.7"),
+    ]
+    grid = TableGrid(3, 3, cells, header_rows=2)
+    unsure = _unsure({"grid": grid.to_dict()})
+    assert unsure == {(2, 1)}
+    gt = grid_to_html(TableGrid(3, 3, [*cells[:5], Cell(2, 1, 1, 1, "86"), cells[6]], header_rows=2))
+    got = bind(grid_to_html(grid), gt, unsure)
+    assert (got["bound"], got["stated_wrong"], got["marked_wrong"]) == (1, 0, 1)

@@ -29,6 +29,14 @@ is the same value in the predicted table, under a similar row label and a simila
   cells holding the same value). A table that was not detected binds nothing.
 
 Three rates come out of the same matching: both labels, column path only, row label only.
+
+Wrong values stated as certain. A ground-truth value that is not in the prediction while a cell
+under its own labels holds another value (`misread`) is what a reader is told instead: a wrong
+answer under the right question. Given the slots the prediction marks as doubtful (`unsure`,
+from `worker.core.doubt`), each such value counts as `stated_wrong` when a cell under its labels
+that no ground-truth value bound is unmarked, else `marked_wrong`; `marked_right` counts bound
+values whose cell is marked (the mark's cost). TEDS and binding see neither the wrong value's
+confidence nor the mark; this does.
 """
 
 from __future__ import annotations
@@ -216,8 +224,9 @@ def _max_matching(edges: dict[int, list[int]]) -> dict[int, int]:
     return owner
 
 
-def bind(pred_html: str, gt_html: str) -> dict[str, Any]:
-    """Binding counts of one prediction against its ground truth (pass `""` for a missed table)."""
+def bind(pred_html: str, gt_html: str, unsure: frozenset[tuple[int, int]] = frozenset()) -> dict[str, Any]:
+    """Binding counts of one prediction against its ground truth (pass `""` for a missed table);
+    `unsure`: the prediction's (row, col) slots marked as doubtful (see the module docstring)."""
     gt = read_cells(gt_html, ground_truth=True)
     pred = read_cells(pred_html, ground_truth=False) if pred_html else []
     by_value: dict[tuple[Any, ...], list[int]] = defaultdict(list)
@@ -237,18 +246,41 @@ def bind(pred_html: str, gt_html: str) -> dict[str, Any]:
                 row[g].append(i)
             if c_ok and r_ok:
                 both[g].append(i)
-    bound = set(_max_matching(both).values())
+    matching = _max_matching(both)
+    bound = set(matching.values())
     lost = dict.fromkeys(LOST_KINDS, 0)
+    stated = dict.fromkeys(STATED_KINDS, 0)
+    told_wrong: list[list[Any]] = []  # [ground truth, what was told, marked]: the cases, to look at
     for g, cell in enumerate(gt):
-        if g not in bound:
-            lost[_lost_kind(cell, pred, by_value, col[g], row[g])] += 1
+        if g in bound:
+            continue
+        kind = _lost_kind(cell, pred, by_value, col[g], row[g])
+        lost[kind] += 1
+        if kind == "misread":
+            # the cells under its labels that hold no bound value: what a reader is told instead
+            told = [p for i, p in enumerate(pred) if i not in matching and _labelled(cell, p)]
+            if told:
+                marked = all((p.row, p.col) in unsure for p in told)
+                stated["marked_wrong" if marked else "stated_wrong"] += 1
+                told_wrong.append([cell.value, " | ".join(p.value for p in told), marked])
+    stated["marked_right"] = sum(1 for i in matching if (pred[i].row, pred[i].col) in unsure)
     return {
         "values": len(gt),
         "bound": len(bound),
         "col_bound": len(_max_matching(col)),
         "row_bound": len(_max_matching(row)),
         "lost": lost,
+        **stated,
+        "told_wrong": told_wrong,
     }
+
+
+# wrong values told under their labels, unmarked and marked, and right values marked
+STATED_KINDS = ("stated_wrong", "marked_wrong", "marked_right")
+
+
+def _labelled(gt: BoundCell, pred: BoundCell) -> bool:
+    return similar(gt.col_path, pred.col_path) and similar(gt.row_label, pred.row_label)
 
 
 # why a GT value is not bound, in the order a reader would ask
@@ -271,8 +303,7 @@ def _lost_kind(
     if not pred:
         return "no_table"
     if not by_value.get(cell.key):
-        labelled = any(similar(cell.col_path, p.col_path) and similar(cell.row_label, p.row_label) for p in pred)
-        return "misread" if labelled else "missing"
+        return "misread" if any(_labelled(cell, p) for p in pred) else "missing"
     if set(col_ok) & set(row_ok):
         return "taken"
     if row_ok and not col_ok:
@@ -283,8 +314,10 @@ def _lost_kind(
 
 
 def rates(counts: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Shares of all ground-truth values (micro): both labels, column path only, row label only."""
-    total = {"values": 0, "bound": 0, "col_bound": 0, "row_bound": 0}
+    """Shares of all ground-truth values (micro): both labels, column path only, row label only;
+    the counts of wrong values stated unmarked and marked, right ones marked, and the share of
+    all values told wrong as certain (`stated_wrong_rate`)."""
+    total = {"values": 0, "bound": 0, "col_bound": 0, "row_bound": 0, **dict.fromkeys(STATED_KINDS, 0)}
     lost = dict.fromkeys(LOST_KINDS, 0)
     for c in counts:
         for k in total:
@@ -298,6 +331,8 @@ def rates(counts: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "binding": round(total["bound"] / n, 4) if n else 0.0,
         "binding_col": round(total["col_bound"] / n, 4) if n else 0.0,
         "binding_row": round(total["row_bound"] / n, 4) if n else 0.0,
+        **{k: total[k] for k in STATED_KINDS},
+        "stated_wrong_rate": round(total["stated_wrong"] / n, 4) if n else 0.0,
     }
 
 

@@ -63,6 +63,7 @@ class GtPageTable:
 class Predicted:
     bbox: BBox  # page pixels at the page's dpi
     html: str
+    unsure: frozenset[tuple[int, int]] = frozenset()  # slots the tool marks as doubtful (ours only)
 
 
 @dataclass
@@ -186,7 +187,7 @@ def _back_to_clean(job: PageJob, found: dict[int, list[Predicted]]) -> dict[int,
             out[page] = preds
             continue
         back = invert(m)
-        out[page] = [Predicted(unbound_box(back, p.bbox), p.html) for p in preds]
+        out[page] = [Predicted(unbound_box(back, p.bbox), p.html, p.unsure) for p in preds]
     return out
 
 
@@ -254,8 +255,7 @@ def score(
     if mode == "crop":
         for i, t in enumerate(tables):
             preds = results.get((t.image.parent, t.dpi), {}).get(i, [])
-            html = preds[0].html if preds else ""
-            per_table.append(_scored(t, html, bool(preds)))
+            per_table.append(_scored(t, preds[0] if preds else None))
         tp = sum(1 for r in per_table if r["matched"])
         n_units = len(tables)
     else:
@@ -269,7 +269,7 @@ def score(
             tp += len(pairs)
             fp += len(preds) - len(pairs)
             for g, t in enumerate(gts):
-                per_table.append(_scored(t, preds[pairs[g]].html if g in pairs else "", g in pairs))
+                per_table.append(_scored(t, preds[pairs[g]] if g in pairs else None))
         n_units = len(by_page)
     matched = [r for r in per_table if r["matched"]]
     n = len(per_table)
@@ -291,14 +291,15 @@ def score(
     return {"summary": summary, "tables": per_table}
 
 
-def _scored(t: GtPageTable, html: str, matched: bool) -> dict[str, Any]:
-    """TEDS and label binding of one GT table (a missed table scores 0 and binds nothing)."""
+def _scored(t: GtPageTable, pred: Predicted | None) -> dict[str, Any]:
+    """TEDS and label binding of one GT table (a missed table, None, scores 0 and binds nothing)."""
+    html = pred.html if pred is not None else ""
     return {
         "table_id": t.table_id,
-        "matched": matched,
-        "teds": round(teds(html, t.html), 4) if matched else 0.0,
-        "teds_struct": round(teds(html, t.html, structure_only=True), 4) if matched else 0.0,
-        **bind(html if matched else "", t.html),
+        "matched": pred is not None,
+        "teds": round(teds(html, t.html), 4) if pred is not None else 0.0,
+        "teds_struct": round(teds(html, t.html, structure_only=True), 4) if pred is not None else 0.0,
+        **bind(html, t.html, pred.unsure if pred is not None else frozenset()),
     }
 
 
@@ -333,28 +334,41 @@ def tablesight_tool(engine: str, device: str = "cpu") -> Tool:
                 dpi=job.image_dpi or job.dpi,
             )
             for entry in manifest["tables"]:
-                html = store.get_bytes(f"{manifest['doc_id']}/tables/{entry['table_id']}.html").decode("utf-8")
+                stem = f"{manifest['doc_id']}/tables/{entry['table_id']}"
+                html = store.get_bytes(f"{stem}.html").decode("utf-8")
+                record = json.loads(store.get_bytes(f"{stem}.json"))
                 page = entry["page"] if pages else key
-                out[page].append(Predicted(tuple(entry["bbox"]), html))
+                out[page].append(Predicted(tuple(entry["bbox"]), html, _unsure(record)))
         return out
 
     run.warm = warm  # type: ignore[attr-defined]
     return run
 
 
+def _unsure(record: dict[str, Any]) -> frozenset[tuple[int, int]]:
+    """The slots our serialisations mark as doubtful (the same header decision as theirs)."""
+    from worker.core.doubt import unsure_slots
+    from worker.core.headers import header_rows_of
+    from worker.core.serialise import grid_from_dict
+
+    grid = grid_from_dict(record["grid"])
+    return frozenset(unsure_slots(grid, header_rows_of(grid)[0]))
+
+
 def format_rows(rows: list[tuple[str, dict[str, Any]]]) -> str:
     """A Markdown table, one row per (tool, summary)."""
     head = (
         "| tool | mode | tables | det. recall | det. precision | TEDS | TEDS-struct | TEDS matched "
-        "| TEDS-struct matched | values | bound (both labels) | column path | row label | pages/s |"
+        "| TEDS-struct matched | values | bound (both labels) | column path | row label "
+        "| wrong stated (marked) | pages/s |"
     )
-    lines = [head, "|" + "---|" * 14]
+    lines = [head, "|" + "---|" * 15]
     for name, s in rows:
         mode = f"{s['mode']} {s['degrade']}" if s.get("degrade") else s["mode"]  # scan + simulator kind
         lines.append(
             f"| {name} | {mode} | {s['tables']} | {s['recall']:.3f} | {s['precision']:.3f} | {s['teds']:.3f} "
             f"| {s['teds_struct']:.3f} | {s['teds_matched']:.3f} | {s['teds_struct_matched']:.3f} "
             f"| {s['values']} | {s['binding']:.3f} | {s['binding_col']:.3f} | {s['binding_row']:.3f} "
-            f"| {s['pages_per_s']:.2f} |"
+            f"| {s.get('stated_wrong', 0)} ({s.get('marked_wrong', 0)}) | {s['pages_per_s']:.2f} |"
         )
     return "\n".join(lines)
