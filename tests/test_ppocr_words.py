@@ -85,3 +85,26 @@ def test_a_speck_read_as_a_minus_before_a_number_is_left_out_and_a_real_minus_st
     read, grey = _signed((slice(4, 7), slice(12, 15)), (slice(9, 11), slice(18, 26)))
     ((text, box, _),) = line_words(read, (0.0, 0.0, 120.0, 20.0), grey)
     assert text == "-1385"
+
+
+def test_a_numbers_confidence_is_that_of_its_least_sure_digit_and_a_words_is_the_mean() -> None:
+    """A misread digit among sure ones ("9157" for "9187", the `5` at 0.6) is scored 0.9 by the
+    mean; the value is wrong if one digit is, so the number carries the `5`'s 0.6. A
+    label keeps the mean (one unsure letter leaves a label readable)."""
+    grey = np.full((20, 200), 250, dtype=np.uint8)
+    grey[5:15, 12:52] = 20
+    grey[5:15, 120:160] = 20
+    number = tuple(Glyph(c, p, 3 + 2 * k, 3 + 2 * k) for k, (c, p) in enumerate(zip("9157", (1.0, 1.0, 0.6, 1.0))))
+    label = tuple(Glyph(c, p, 30 + 2 * k, 30 + 2 * k) for k, (c, p) in enumerate(zip("Tota", (1.0, 1.0, 0.6, 1.0))))
+    (n_text, _, n_conf), (l_text, _, l_conf) = line_words(LineRead(number + label, FRAME_PX), (0, 0, 200, 20), grey)
+    assert (n_text, l_text) == ("9157", "Tota")
+    assert n_conf == 0.6 and abs(l_conf - 0.9) < 1e-9
+
+
+def test_a_superscript_digit_is_no_number_and_costs_no_crash() -> None:
+    """`m²`: `²` is a digit to Python but no glyph of a value; the whole page once failed on it."""
+    grey = np.full((20, 200), 250, dtype=np.uint8)
+    grey[5:15, 12:52] = 20
+    unit = tuple(Glyph(c, p, 3 + 2 * k, 3 + 2 * k) for k, (c, p) in enumerate(zip("m²", (0.9, 0.7))))
+    ((text, _, conf),) = line_words(LineRead(unit, FRAME_PX), (0, 0, 200, 20), grey)
+    assert text == "m²" and abs(conf - 0.8) < 1e-9

@@ -9,6 +9,12 @@ half-way between their frames; inside its share of the line a word's box is then
 the ink (dark columns) within two frames of its own, and to the rows of its own glyphs (not a
 rule or the edge of the next line the line crop also holds), so boxes hug the glyphs as
 tesseract's do.
+
+A word's confidence is the mean probability of its glyphs, as PaddleOCR scores a line, but a
+number's is never above that of its least sure digit or separator (`number_confidence`): one
+wrong digit makes the whole value wrong, and a mean over sure digits hides the unsure one
+("9157" read for "9187" on a photocopy). So the doubt the recogniser had reaches the cell and its marks
+(`worker.core.doubt`).
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ RULE_SHARE = 0.9  # a row of ink across this share of a word's columns is a rule
 SIGNS = frozenset("-−–")  # what a minus before a number is read as
 SIGN_BAR = 1.5  # a minus is at least this many times as wide as it is high; a speck is not
 ACCENT_GAP = 0.2  # ink this close (in glyph heights) above or below the glyphs is a dot or an accent
+DIGITS = frozenset("0123456789")
+NUMBER_GLYPHS = DIGITS | frozenset(".,%") | SIGNS  # the glyphs a number's value depends on
 
 
 def split_glyphs(glyphs: tuple[Glyph, ...]) -> list[list[Glyph]]:
@@ -85,10 +93,19 @@ def line_words(
             if digits is not None:
                 group, wx0 = group[1:], digits
         text = "".join(g.char for g in group)
-        conf = float(np.mean([g.prob for g in group]))
+        conf = number_confidence(group)
         bbox = (x0 + float(wx0), y0 + wy0, min(x1, x0 + float(wx1)), min(y1, y0 + wy1))
         out.append((text, bbox, conf))
     return out
+
+
+def number_confidence(group: list[Glyph]) -> float:
+    """The mean glyph probability; for a word with a digit, at most that of its least sure digit,
+    sign or separator (see the module docstring)."""
+    conf = float(np.mean([g.prob for g in group]))
+    if any(g.char in DIGITS for g in group):  # ASCII digits: `m²` holds no digit of a value
+        conf = min(conf, min(g.prob for g in group if g.char in NUMBER_GLYPHS))
+    return conf
 
 
 def _blobs(ink: np.ndarray, x0: int, x1: int) -> list[tuple[int, int, int]]:
