@@ -120,3 +120,37 @@ def test_a_percentage_read_without_its_sign_is_doubted_in_a_column_of_percentage
     rows[3][2], rows[5][2] = "11", "100"
     cells = [Cell(r, c, text=t, is_header=r == 0) for r, row in enumerate(rows) for c, t in enumerate(row)]
     assert unsure_slots(TableGrid(6, 4, cells, header_rows=1), 1) == set()
+
+
+def _column(values: list[str], confidence: dict[int, float] | None = None) -> TableGrid:
+    """Item | Value, one row per value under a header row."""
+    cells = [Cell(0, 0, text="Item", is_header=True), Cell(0, 1, text="Value", is_header=True)]
+    for i, v in enumerate(values, start=1):
+        cells += [Cell(i, 0, text=f"row {i}"), Cell(i, 1, text=v, confidence=(confidence or {}).get(i, 1.0))]
+    return TableGrid(len(values) + 1, 2, cells, header_rows=1)
+
+
+@pytest.mark.parametrize(
+    ("values", "odd"),
+    [
+        (["82", "296", ".54", "53", "12"], {3}),  # a speck read as a point: 54 made 0.54
+        (["+11", "+.11", "-4", "+7"], {2}),
+        ([".82", ".45", ".33", ".54"], set()),  # correlations printed without the zero: the style
+        (["154.", "12", "14", "16"], {1}),  # a speck read after the digits
+        (["16100-", "1200", "830", "77"], {1}),
+        (["19.4%", "13.3%.", "8.4%", "20.1%"], {2}),  # after the sign
+        (["53.6 .", "3,973 =", "12.5", "14.1", "9.9", "10.0"], {1, 2}),  # marks standing alone
+        (['"+10', "+4", "-2", "+7"], {1}),  # a quote
+        (["111:8", "12.3", "14.5", "16.1"], {1}),  # a decimal point read as a colon
+        (["J1", "45", "12", "30"], {1}),  # a letter touching a digit
+        (["1a", "3b", "2a", "4"], set()),  # item codes: the column's style
+        (["86.2", "13.8", "810", "0", "81.0", "98.6"], {3}),  # a lost point; the bare 0 is no sign
+        (["67.9", "56.9", "48", "95.4", "60.1"], set()),  # a whole number of the column's size
+        (["Asda 32.", "Aldi 90; Metro 33.", "Tesco 46", "Lidl 12"], set()),  # text, not numbers
+        (["86", "13", "73", "0", "81", "98.6"], set()),  # a column of whole numbers
+        (["1,136", "440", "3,375", "17,655"], set()),  # thousands are not decimals
+        (["82", ".54", "53"], set()),  # too few to know the column's style
+    ],
+)
+def test_a_number_out_of_step_with_its_column_is_doubted(values: list[str], odd: set[int]) -> None:
+    assert unsure_slots(_column(values), 1) == {(r, 1) for r in odd}

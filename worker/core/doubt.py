@@ -2,11 +2,14 @@
 
 A chunk is read by a model that cannot look at the page. A value stated plainly under its
 labels is taken as certain, so a value the pipeline doubts must say so in the text, not be
-hidden (hiding it would lose a value that is often right). Four signals, all general:
+hidden (hiding it would lose a value that is often right). Five signals, all general:
 
 - the cell's own confidence is below `UNSURE_CONFIDENCE` (the structure and text stages
   give low confidence to cells whose words they could not place cleanly, such as a note
-  line read into the last row);
+  line read into the last row). A number's OCR confidence is that of its least sure digit
+  (PP-OCR: `models.ppocr.words.number_confidence`): one wrong digit makes the value wrong.
+  A higher threshold for numbers (0.6 to 0.8) was measured and marked two to six right values
+  for each wrong one (docs/scans.md, Round 29);
 - the cell holds two or more bare numbers side by side (`15.9 21`), which is what two
   columns read as one look like. A number in thousands groups (`1 234`), a number with a
   bracketed share (`45 (12%)`) or a range (`1990-94`) is one value and is not marked;
@@ -21,6 +24,18 @@ hidden (hiding it would lose a value that is often right). Four signals, all gen
   `%` of a serif font breaks and is read as digits (`18%` as `1803`, `9%` as `904`, `8%` as
   `85`, eu-003 p1): the value is then wrong by the sign's reading, and nothing else shows it.
 
+- a number out of step with its column (`odd_numbers`). A printed column keeps one style; OCR
+  noise does not. A number with a mark of its own that most of its column's other numbers lack
+  (`_MARKS`: a lone point before the digits, `.54`, `+.11`; a point, dash or colon after them, `154.`,
+  `16100-`, `19.4%.`; a colon or `=` among them, `111:8`; a letter touching a digit, `J1`, `3Q`;
+  a mark standing alone, `53.6 .`, `3,973 =`; a quote, `"+10`) is
+  marked: a speck read as a point makes `54` a hundred times smaller. Where the marks are the
+  column's style (`.82`, `.45` in a table of correlations; `1a`, `3b` as item codes) nothing is.
+  And a whole number of two digits or more, five times the column's median or more, in a
+  column whose numbers mostly print the same decimals (`810` among `81.0`-style figures; a
+  lone digit, `0`, is often printed bare and does not count) lost its point: a photocopy
+  erases it. A whole number of the column's size (`48` among `67.9`) is printed so;
+
 The marked text is the value followed by `UNSURE_MARK`; the grid, the HTML and the SQL
 store keep the text as read.
 """
@@ -30,9 +45,13 @@ from __future__ import annotations
 import re
 
 from worker.core.headers import clean, is_value_like, label_text, slot_cells
-from worker.core.types import TableGrid
+from worker.core.types import Cell, TableGrid
 
 UNSURE_CONFIDENCE = 0.5
+COLUMN_MIN = 4  # odd_numbers: a column's style is judged over this many numbers at least ...
+STYLE_SHARE = 0.5  # ... a mark more of the others share than this is the column's style
+DECIMALS_SHARE = 0.75  # ... and a column prints its decimals when this share of its numbers do
+LOST_POINT = 5  # ... where a whole number this many times the column's median lost its point
 UNSURE_MARK = " (unsure)"
 PERCENT_SHARE = 0.5  # a column of percentages: more than this share of its bare numbers end in `%` ...
 PERCENT_MIN = 3  # ... and this many at least
@@ -87,6 +106,7 @@ def unsure_slots(grid: TableGrid, header_rows: int) -> set[tuple[int, int]]:
     if swallowed_row(grid, header_rows):
         late = {c.row for c in grid.cells if c.col == 0 and c.row >= header_rows and c.rowspan > 1}
     unsigned = lost_percent(grid, header_rows)
+    odd = odd_numbers(grid, header_rows)
     for cell in grid.cells:
         if cell.row < header_rows or not clean(cell.text):
             continue
@@ -95,9 +115,77 @@ def unsure_slots(grid: TableGrid, header_rows: int) -> set[tuple[int, int]]:
             or several_numbers(cell.text)
             or (cell.col > 0 and cell.row in late)
             or (cell.row, cell.col) in unsigned
+            or (cell.row, cell.col) in odd
         ):
             out.update(cell.slots())
     return out
+
+
+# marks a number may carry that OCR noise also makes (see the module docstring)
+_MARKS = {
+    "point_before": re.compile(r"(?:^|[\s+\-−(])[.·,]\d"),
+    "mark_after": re.compile(r"[\d%)][.·:\-=,]$"),
+    "colon_inside": re.compile(r"\d\s?[:=]\s?\d"),
+    "letter_touch": re.compile(r"\d[A-Za-z]|[A-Za-z]\d"),
+    "lone_mark": re.compile(r"(?:^|\s)[.·:=,'\"“”‘’]+(?:\s|$)"),
+    "quote": re.compile(r"[\"“”‘’']"),
+}
+_DECIMALS = re.compile(r"\d[.,](\d{1,2})%?$")  # one or two digits after the point (three: thousands)
+_WHOLE = re.compile(r"^\d{2,}%?$")
+_ONE_DIGIT = re.compile(r"^\d%?$")
+_PLAIN = re.compile(r"^(\d+(?:[.,]\d{1,2})?)%?$")  # a plain number's size: no thousands, no marks
+
+
+def odd_numbers(grid: TableGrid, header_rows: int) -> set[tuple[int, int]]:
+    """(row, col) of body cells whose number is out of step with its column (see the module
+    docstring): a noise mark most of the column lacks, or a point lost where the column prints
+    its decimals."""
+    out: set[tuple[int, int]] = set()
+    for c in range(1, grid.n_cols):
+        cells = [x for x in grid.cells if x.col == c and x.colspan == 1 and x.row >= header_rows]
+        cells = [x for x in cells if _number_like(clean(x.text))]
+        if len(cells) < COLUMN_MIN:
+            continue
+        texts = [clean(x.text) for x in cells]
+        marks = [{name for name, rx in _MARKS.items() if rx.search(t)} for t in texts]
+        for k, cell in enumerate(cells):
+            for name in marks[k]:
+                others = sum(1 for j, m in enumerate(marks) if j != k and name in m)
+                if others <= STYLE_SHARE * (len(cells) - 1):
+                    out.add((cell.row, cell.col))
+        out.update((x.row, x.col) for x in _lost_points(cells, texts))
+    return out
+
+
+def _number_like(text: str) -> bool:
+    """A number as OCR may have garbled it: up to three tokens, at least half of it digits
+    (`.54`, `J1`, `111:8`, `= . 94.2`; not `Asda 32.`)."""
+    chars = text.replace(" ", "")
+    return 0 < len(text.split(" ")) <= 3 and sum(ch.isdigit() for ch in chars) * 2 >= len(chars) > 0
+
+
+def _lost_points(cells: list[Cell], texts: list[str]) -> list[Cell]:
+    """Whole numbers of two digits or more in a column whose numbers mostly print the same
+    decimals, read LOST_POINT times the column's median or more: `810` among `81.0`-style
+    figures. A whole number of the column's size (`48` among `67.9`, `110` among `130.4`)
+    is printed so, and a lone digit (`0`) often is."""
+    places = [m.group(1) for t in texts if (m := _DECIMALS.search(t))]
+    if not places:
+        return []
+    common = max(set(map(len, places)), key=[len(p) for p in places].count)
+    judged = [t for t in texts if not _ONE_DIGIT.match(t)]
+    if sum(len(p) == common for p in places) < DECIMALS_SHARE * len(judged):
+        return []
+    sizes = sorted(v for t in texts if (v := _magnitude(t)) is not None)
+    middle = sizes[len(sizes) // 2] if sizes else 0.0
+    return [
+        x for x, t in zip(cells, texts) if _WHOLE.match(t) and middle > 0 and int(t.rstrip("%")) >= LOST_POINT * middle
+    ]
+
+
+def _magnitude(text: str) -> float | None:
+    m = _PLAIN.match(text)
+    return float(m.group(1).replace(",", ".")) if m else None
 
 
 def mark(text: str) -> str:

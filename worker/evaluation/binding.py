@@ -263,7 +263,8 @@ def bind(pred_html: str, gt_html: str, unsure: frozenset[tuple[int, int]] = froz
                 marked = all((p.row, p.col) in unsure for p in told)
                 stated["marked_wrong" if marked else "stated_wrong"] += 1
                 told_wrong.append([cell.value, " | ".join(p.value for p in told), marked])
-    stated["marked_right"] = sum(1 for i in matching if (pred[i].row, pred[i].col) in unsure)
+    marked_right = [pred[i].value for i in matching if (pred[i].row, pred[i].col) in unsure]
+    stated["marked_right"] = len(marked_right)
     return {
         "values": len(gt),
         "bound": len(bound),
@@ -272,6 +273,7 @@ def bind(pred_html: str, gt_html: str, unsure: frozenset[tuple[int, int]] = froz
         "lost": lost,
         **stated,
         "told_wrong": told_wrong,
+        "marked_right_values": marked_right,
     }
 
 
