@@ -135,6 +135,12 @@ def add_pages_parser(esub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, help="only the pages of the first N tables (for a quick look)")
     p.add_argument("--device", default="cpu", help="tablesight engines: cpu, cuda or auto")
     p.add_argument("--json", type=Path, dest="json_out", help="also write the full results here")
+    p.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="keep every run's pages and outputs in DIR/<tool>-<mode>[-<kind>] (to look at the tables)",
+    )
     add_degrade_arguments(p)
     p.set_defaults(func=run_pages)
 
@@ -199,8 +205,11 @@ def run_pages(args: argparse.Namespace) -> int:
         label = name if name in PEERS else f"tablesight {name}"
         for mode in modes:
             for degradation in degradations:
-                result = evaluate(tool, tables, mode, degradation=degradation)
                 kind = "clean" if degradation is None else degradation.kind
+                keep = args.keep / (f"{name}-{mode}" + (f"-{kind}" if args.degrade else "")) if args.keep else None
+                if keep is not None:
+                    keep.mkdir(parents=True, exist_ok=True)
+                result = evaluate(tool, tables, mode, workdir=keep, degradation=degradation)
                 if args.degrade:
                     result["summary"].setdefault("degrade", kind)
                 rows.append((label, result["summary"]))
