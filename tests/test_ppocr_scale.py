@@ -113,4 +113,8 @@ def test_strip_lines_found_reduced_are_boxed_and_read_in_full_size_pixels() -> N
     assert reduced(image) == full(image)  # a table crop (`read`) at its own scale: PPOCR_CROP_X_HEIGHT 0
     crops = ppocr.load(threads=1, rule_min_px=60, crop_x_height=12.0)
     crops.det_min_scale = dpi_floor(300)
-    assert crops(image) == full(image)  # found on the reduced copy, read at full size: the same words
+    # found on the reduced copy, read at full size: the same words and boxes; the line box may differ
+    # by the standoff's pixels, so a number's confidence (its least sure digit's) by a hair
+    got, want = crops(image), full(image)
+    assert [(w.text, w.bbox) for w in got] == [(w.text, w.bbox) for w in want]
+    assert all(abs((a.confidence or 0) - (b.confidence or 0)) < 0.01 for a, b in zip(got, want))

@@ -8,7 +8,7 @@ hidden (hiding it would lose a value that is often right). Five signals, all gen
   give low confidence to cells whose words they could not place cleanly, such as a note
   line read into the last row). A number's OCR confidence is that of its least sure digit
   (PP-OCR: `models.ppocr.words.number_confidence`): one wrong digit makes the value wrong.
-  A higher threshold for numbers (0.6 to 0.8) was measured and marked two to six right values
+  A higher threshold for numbers (0.6 to 0.8) was measured and marked two to eight right values
   for each wrong one (docs/scans.md, Round 29);
 - the cell holds two or more bare numbers side by side (`15.9 21`), which is what two
   columns read as one look like. A number in thousands groups (`1 234`), a number with a
