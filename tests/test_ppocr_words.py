@@ -108,3 +108,30 @@ def test_a_superscript_digit_is_no_number_and_costs_no_crash() -> None:
     unit = tuple(Glyph(c, p, 3 + 2 * k, 3 + 2 * k) for k, (c, p) in enumerate(zip("m²", (0.9, 0.7))))
     ((text, _, conf),) = line_words(LineRead(unit, FRAME_PX), (0, 0, 200, 20), grey)
     assert text == "m²" and abs(conf - 0.8) < 1e-9
+
+
+def test_a_blurred_minus_that_thresholds_to_a_blot_keeps_its_sign_and_a_crisp_blot_still_goes() -> None:
+    """Blur scan, dev eu-011 p3 and eu-004 p4: "-0.01" and "-10.8" stored as "0.01" and "10.8".
+    A short minus blurred by a scan thresholds to a 3 x 3 blot, as a photocopy's speck does,
+    but its grey spreads sideways (about 1.45 times its height) and the speck's does not."""
+    from PIL import Image, ImageFilter
+
+    def line(mark: tuple[int, int, int, int], blur: float) -> tuple[LineRead, np.ndarray]:
+        image = Image.new("L", (120, 20), 250)
+        image.paste(20, mark)  # (x0, y0, x1, y1)
+        for k in range(4):
+            image.paste(20, (30 + 9 * k, 4, 36 + 9 * k, 16))
+        if blur:
+            image = image.filter(ImageFilter.GaussianBlur(blur))
+        glyphs = (Glyph("-", 0.99, 5, 5), *(Glyph(c, 0.99, 8 + 2 * k, 8 + 2 * k) for k, c in enumerate("1385")))
+        return LineRead(glyphs, FRAME_PX), np.asarray(image)
+
+    read, grey = line((21, 10, 27, 12), 1.3)  # a 6 x 2 minus, blurred: a 2 x 2 blot when thresholded
+    ((text, _, _),) = line_words(read, (0.0, 0.0, 120.0, 20.0), grey)
+    assert text == "-1385"
+    read, grey = line((21, 9, 24, 12), 0.0)  # a crisp 3 x 3 speck
+    ((text, _, _),) = line_words(read, (0.0, 0.0, 120.0, 20.0), grey)
+    assert text == "1385"
+    read, grey = line((21, 9, 24, 12), 1.1)  # the same speck blurred: a blot, no bar
+    ((text, _, _),) = line_words(read, (0.0, 0.0, 120.0, 20.0), grey)
+    assert text == "1385"

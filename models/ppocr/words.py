@@ -30,6 +30,8 @@ NEAR_FRAMES = 2  # a word's ink is looked for this many frames either side of it
 RULE_SHARE = 0.9  # a row of ink across this share of a word's columns is a rule, not a glyph
 SIGNS = frozenset("-−–")  # what a minus before a number is read as
 SIGN_BAR = 1.5  # a minus is at least this many times as wide as it is high; a speck is not
+SIGN_SPREAD = 1.3  # ... and on a grey scan its darkness spreads this much wider than high (a blot: 1)
+SOFT_SHARE = 0.3  # a mark with this share of its inked pixels half-tone has soft edges
 ACCENT_GAP = 0.2  # ink this close (in glyph heights) above or below the glyphs is a dot or an accent
 DIGITS = frozenset("0123456789")
 NUMBER_GLYPHS = DIGITS | frozenset(".,%") | SIGNS  # the glyphs a number's value depends on
@@ -88,8 +90,8 @@ def line_words(
                 if rows is not None:
                     wy0, wy1 = float(rows[0]), float(rows[1])
         if ink is not None:
-            glyph_ink = ink[int(wy0) : int(np.ceil(wy1))]
-            digits = _speck_sign_end(group, glyph_ink, int(wx0), int(wx1))
+            rows = slice(int(wy0), int(np.ceil(wy1)))
+            digits = _speck_sign_end(group, ink[rows], int(wx0), int(wx1), grey[rows])
             if digits is not None:
                 group, wx0 = group[1:], digits
         text = "".join(g.char for g in group)
@@ -115,14 +117,18 @@ def _blobs(ink: np.ndarray, x0: int, x1: int) -> list[tuple[int, int, int]]:
     return sorted((x0 + int(b[0]), x0 + int(b[2]), int(b[3] - b[1])) for b in boxes)
 
 
-def _speck_sign_end(group: list[Glyph], ink: np.ndarray, x0: int, x1: int) -> int | None:
+def _speck_sign_end(
+    group: list[Glyph], ink: np.ndarray, x0: int, x1: int, grey: np.ndarray | None = None
+) -> int | None:
     """Where the digits start, when the minus read before a number is no minus at all (else
     None): a speck on a photocopy left of "1385" was read as "-1385", a confident wrong number.
     A minus or a dash is a stroke `SIGN_BAR` times as wide as it is high at least; a speck is
     about as high as it is wide. The marks before the first glyph as tall as half the word
     (the first digit) are looked at, left to right: a bar among them is the minus (a speck may
     stand beside a real one: an office scan's "-10.8"), and with none the sign goes. A sign
-    whose ink runs on into the digits (no column of paper between) is kept."""
+    whose ink runs on into the digits (no column of paper between) is kept. On a blurred scan
+    a short minus thresholds to a 3 x 3 blot, but its grey still spreads sideways: where the
+    mark's grey holds soft edges (`_soft`), the spread of its darkness decides (`_spread`)."""
     if len(group) < 2 or group[0].char not in SIGNS or not group[1].char.isdigit():
         return None
     blobs = _blobs(ink, x0, x1)
@@ -131,7 +137,40 @@ def _speck_sign_end(group: list[Glyph], ink: np.ndarray, x0: int, x1: int) -> in
             return start if k > 0 else None
         if end - start >= SIGN_BAR * height:  # a bar: the minus
             return None
+        if grey is not None and _soft(grey[:, start:end]):
+            # the mark's grey up to its neighbours' ink: a blurred bar's fringe runs past its blot
+            pad = height + 2
+            lo = max(start - pad, blobs[k - 1][1] + 2 if k else 0)
+            hi = min(end + pad, blobs[k + 1][0] - 2 if k + 1 < len(blobs) else grey.shape[1])
+            if _spread(grey[:, lo:hi]) >= SIGN_SPREAD:
+                return None  # a blurred bar
     return None
+
+
+def _soft(window: np.ndarray) -> bool:
+    """Whether a mark's pixels hold soft edges (a grey scan, blurred or antialiased), not the
+    hard black and white of a photocopy, whose marks' shapes their pixels give exactly."""
+    dark = np.percentile(window, 100) - window.astype(np.float32)
+    contrast = float(dark.max())
+    if contrast <= 0:
+        return False
+    inked = dark > 0.2 * contrast
+    return bool((inked & (dark < 0.8 * contrast)).sum() >= SOFT_SHARE * inked.sum())
+
+
+def _spread(window: np.ndarray) -> float:
+    """How much wider than high the darkness of a mark spreads (the ratio of the standard
+    deviations of its darkness across and down): about 1 for a blot, 1.4-1.5 for a blurred
+    minus (dev eu-011 p3, eu-004 p4 on the blur scan)."""
+    dark = np.clip(np.percentile(window, 95) - window.astype(np.float32), 0.0, None)
+    total = float(dark.sum())
+    if total <= 0:
+        return 0.0
+    ys, xs = np.mgrid[0 : window.shape[0], 0 : window.shape[1]]
+    cx, cy = float((dark * xs).sum()) / total, float((dark * ys).sum()) / total
+    var_x = float((dark * (xs - cx) ** 2).sum()) / total
+    var_y = float((dark * (ys - cy) ** 2).sum()) / total
+    return float(np.sqrt(var_x / var_y)) if var_y > 0 else float("inf")
 
 
 def _glyph_rows(ink: np.ndarray) -> tuple[int, int] | None:
