@@ -90,8 +90,8 @@ def line_words(
                 if rows is not None:
                     wy0, wy1 = float(rows[0]), float(rows[1])
         if ink is not None:
-            rows = slice(int(wy0), int(np.ceil(wy1)))
-            digits = _speck_sign_end(group, ink[rows], int(wx0), int(wx1), grey[rows])
+            band = slice(int(wy0), int(np.ceil(wy1)))
+            digits = _speck_sign_end(group, ink[band], int(wx0), int(wx1), grey[band])
             if digits is not None:
                 group, wx0 = group[1:], digits
         text = "".join(g.char for g in group)
