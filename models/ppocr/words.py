@@ -117,9 +117,7 @@ def _blobs(ink: np.ndarray, x0: int, x1: int) -> list[tuple[int, int, int]]:
     return sorted((x0 + int(b[0]), x0 + int(b[2]), int(b[3] - b[1])) for b in boxes)
 
 
-def _speck_sign_end(
-    group: list[Glyph], ink: np.ndarray, x0: int, x1: int, grey: np.ndarray | None = None
-) -> int | None:
+def _speck_sign_end(group: list[Glyph], ink: np.ndarray, x0: int, x1: int, grey: np.ndarray) -> int | None:
     """Where the digits start, when the minus read before a number is no minus at all (else
     None): a speck on a photocopy left of "1385" was read as "-1385", a confident wrong number.
     A minus or a dash is a stroke `SIGN_BAR` times as wide as it is high at least; a speck is
@@ -137,7 +135,7 @@ def _speck_sign_end(
             return start if k > 0 else None
         if end - start >= SIGN_BAR * height:  # a bar: the minus
             return None
-        if grey is not None and _soft(grey[:, start:end]):
+        if _soft(grey[:, start:end]):
             # the mark's grey up to its neighbours' ink: a blurred bar's fringe runs past its blot
             pad = height + 2
             lo = max(start - pad, blobs[k - 1][1] + 2 if k else 0)
@@ -150,7 +148,7 @@ def _speck_sign_end(
 def _soft(window: np.ndarray) -> bool:
     """Whether a mark's pixels hold soft edges (a grey scan, blurred or antialiased), not the
     hard black and white of a photocopy, whose marks' shapes their pixels give exactly."""
-    dark = np.percentile(window, 100) - window.astype(np.float32)
+    dark = float(window.max()) - window.astype(np.float32)
     contrast = float(dark.max())
     if contrast <= 0:
         return False

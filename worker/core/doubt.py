@@ -22,8 +22,7 @@ hidden (hiding it would lose a value that is often right). Five signals, all gen
 - a percentage that lost its sign (`lost_percent`): in a column of bare numbers more than half
   of which end in `%` (three at least), a bare number without it. On a photocopy the thin
   `%` of a serif font breaks and is read as digits (`18%` as `1803`, `9%` as `904`, `8%` as
-  `85`, eu-003 p1): the value is then wrong by the sign's reading, and nothing else shows it.
-
+  `85`, eu-003 p1): the value is then wrong by the sign's reading, and nothing else shows it;
 - a number out of step with its column (`odd_numbers`). A printed column keeps one style; OCR
   noise does not. A number with a mark of its own that most of its column's other numbers lack
   (`_MARKS`: a lone point before the digits, `.54`, `+.11`; a point, dash or colon after them, `154.`,
@@ -45,6 +44,7 @@ from __future__ import annotations
 import re
 
 from worker.core.headers import clean, is_value_like, label_text, slot_cells
+from worker.core.numbers import parse_number
 from worker.core.types import Cell, TableGrid
 
 UNSURE_CONFIDENCE = 0.5
@@ -133,7 +133,6 @@ _MARKS = {
 _DECIMALS = re.compile(r"\d[.,](\d{1,2})%?$")  # one or two digits after the point (three: thousands)
 _WHOLE = re.compile(r"^\d{2,}%?$")
 _ONE_DIGIT = re.compile(r"^\d%?$")
-_PLAIN = re.compile(r"^(\d+(?:[.,]\d{1,2})?)%?$")  # a plain number's size: no thousands, no marks
 
 
 def odd_numbers(grid: TableGrid, header_rows: int) -> set[tuple[int, int]]:
@@ -176,16 +175,14 @@ def _lost_points(cells: list[Cell], texts: list[str]) -> list[Cell]:
     judged = [t for t in texts if not _ONE_DIGIT.match(t)]
     if sum(len(p) == common for p in places) < DECIMALS_SHARE * len(judged):
         return []
-    sizes = sorted(v for t in texts if (v := _magnitude(t)) is not None)
+    values = [abs(v.value) if v.kind == "number" and v.value is not None else None for v in map(parse_number, texts)]
+    sizes = sorted(v for v in values if v is not None)
     middle = sizes[len(sizes) // 2] if sizes else 0.0
     return [
-        x for x, t in zip(cells, texts) if _WHOLE.match(t) and middle > 0 and int(t.rstrip("%")) >= LOST_POINT * middle
+        x
+        for x, t, v in zip(cells, texts, values)
+        if _WHOLE.match(t) and v is not None and middle > 0 and v >= LOST_POINT * middle
     ]
-
-
-def _magnitude(text: str) -> float | None:
-    m = _PLAIN.match(text)
-    return float(m.group(1).replace(",", ".")) if m else None
 
 
 def mark(text: str) -> str:

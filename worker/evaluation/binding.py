@@ -317,8 +317,7 @@ def _lost_kind(
 
 def rates(counts: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Shares of all ground-truth values (micro): both labels, column path only, row label only;
-    the counts of wrong values stated unmarked and marked, right ones marked, and the share of
-    all values told wrong as certain (`stated_wrong_rate`)."""
+    the counts of wrong values stated unmarked and marked, and of right ones marked."""
     total = {"values": 0, "bound": 0, "col_bound": 0, "row_bound": 0, **dict.fromkeys(STATED_KINDS, 0)}
     lost = dict.fromkeys(LOST_KINDS, 0)
     for c in counts:
@@ -334,7 +333,6 @@ def rates(counts: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "binding_col": round(total["col_bound"] / n, 4) if n else 0.0,
         "binding_row": round(total["row_bound"] / n, 4) if n else 0.0,
         **{k: total[k] for k in STATED_KINDS},
-        "stated_wrong_rate": round(total["stated_wrong"] / n, 4) if n else 0.0,
     }
 
 
