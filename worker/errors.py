@@ -21,3 +21,12 @@ class InputError(TablesightError):
 
 class OcrUnavailable(TablesightError):
     """Tesseract (or the requested language data) is not installed: a setup problem, not bad input."""
+
+
+def reason_for(exc: BaseException) -> str:
+    """What the user reads: an input's fault, a set-up problem (models, OCR), or our bug."""
+    if isinstance(exc, InputError):
+        return exc.reason
+    if isinstance(exc, TablesightError):
+        return f"{type(exc).__name__}: {exc}"
+    return f"internal error: {type(exc).__name__}: {exc}"

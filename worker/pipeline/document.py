@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from worker.contract import Manifest, PageRecord
-from worker.errors import InputError
+from worker.errors import InputError, reason_for
 from worker.inputs import open_document, parse_page_ranges
 from worker.outputs import build_manifest, doc_id_for, manifest_key
 from worker.pipeline.pages import process_pages
@@ -84,7 +84,7 @@ def extract_document(
         raise  # the store itself is broken: no manifest can be written there either
     except Exception as exc:  # a bug or a model failure must not take the other documents down
         logger.exception("document %s failed", doc_id)
-        errors.append({"reason": f"internal error: {type(exc).__name__}: {exc}"})
+        errors.append({"reason": reason_for(exc)})
     manifest = build_manifest(
         doc_id=doc_id,
         source=path.name,

@@ -29,6 +29,7 @@ from worker.heap import release_freed_memory
 from worker.inputs import Document
 from worker.outputs import manifest_entry, page_key, write_table
 from worker.overlap import SubprocessPool, in_order, subprocess_threads, timed, torch_threads
+from worker.pipeline.containment import contained, page_failure, table_failure
 from worker.pipeline.context import table_context
 from worker.pipeline.normalise import detector_input, normalise
 from worker.pipeline.page_ocr import PageRead
@@ -64,7 +65,7 @@ def process_pages(
         stages.threads(torch_threads(settings, lanes=busy))
     with SubprocessPool(subprocess_threads(settings, lanes=busy, engine=stages.engine)) as pool:
         run.pool = pool
-        yield from in_order(groups, lambda group: process_group(run, group), lanes)
+        yield from in_order(groups, lambda group: contained_group(run, group), lanes)
 
 
 def group_pages(stages: Stages, settings: Settings) -> int:
@@ -76,6 +77,21 @@ def group_pages(stages: Stages, settings: Settings) -> int:
     if caps and all(caps):
         return max(1, min(settings.models.detection_batch_size, max(c for c in caps if c)))
     return settings.models.detection_batch_size
+
+
+def contained_group(run: Run, pages: list[int]) -> list[PageResult]:
+    """`process_group`, with a failure kept to its page (worker.pipeline.containment): a group
+    that fails runs again page by page, and a page that fails alone is stored with its reason."""
+    try:
+        return process_group(run, pages)
+    except Exception as exc:
+        if not contained(exc):
+            raise
+        if len(pages) > 1:
+            return [result for p in pages for result in contained_group(run, [p])]
+        failed = PageResult(pages[0], errors=[page_failure(pages[0], exc)])
+        write_page_record(run, failed)
+        return [failed]
 
 
 def process_group(run: Run, pages: list[int]) -> list[PageResult]:
@@ -104,11 +120,16 @@ def process_group(run: Run, pages: list[int]) -> list[PageResult]:
         store_table(run, table, objects, loaded[table.page][0].size, results[table.page])
     for p in pages:
         results[p].original = None  # the page as it came in is needed no longer
-        with stage_clock(results[p].timings, "storage"):
-            record = results[p].record().dump()
-            run.storage.put_json(page_key(run.doc_id, p), {**record, **run.record_extra})
+        write_page_record(run, results[p])
     release_freed_memory()  # the group's buffers are free now: hand their pages back (worker.heap)
     return [results[p] for p in pages]
+
+
+def write_page_record(run: Run, result: PageResult) -> None:
+    """The page's record, with the queue's marker when it runs there (`record_extra`)."""
+    with stage_clock(result.timings, "storage"):
+        record = result.record().dump()
+        run.storage.put_json(page_key(run.doc_id, result.page), {**record, **run.record_extra})
 
 
 def load_pages(run: Run, pages: list[int], results: dict[int, PageResult]) -> dict[int, Page]:
@@ -420,10 +441,17 @@ def page_read(run: Run, image: Image.Image, words: list[Word], boxes: list[Table
 def store_table(
     run: Run, table: FoundTable, objects: list[dict[str, Any]], page_size: tuple[int, int], result: PageResult
 ) -> None:
-    """Rebuild one table from its structure objects and write its files; list it on its page."""
-    settle(table, result.timings)
-    with stage_clock(result.timings, "reconstruct"):
-        record, html = build_table(run, table, objects, page_size, result.transform, result.normalisation)
+    """Rebuild one table from its structure objects and write its files; list it on its page.
+    A table whose reading fails (its OCR, its rebuilding) leaves its reason on the page instead."""
+    try:
+        settle(table, result.timings)
+        with stage_clock(result.timings, "reconstruct"):
+            record, html = build_table(run, table, objects, page_size, result.transform, result.normalisation)
+    except Exception as exc:
+        if not contained(exc):
+            raise
+        result.errors.append(table_failure(table.page, table.index, exc))
+        return
     with stage_clock(result.timings, "storage"):
         keys = write_table(run.storage, table.crop, html, record)
     result.tables.append(manifest_entry(record, keys))

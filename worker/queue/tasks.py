@@ -25,7 +25,7 @@ from kombu.exceptions import OperationalError
 
 from worker.contract import PageRecord
 from worker.engines import LEGACY_ENGINE, queue_engine
-from worker.errors import InputError, TablesightError
+from worker.errors import InputError, reason_for
 from worker.inputs import parse_page_ranges
 from worker.outputs import page_key
 from worker.queue.app import DOCUMENT_TASK, PAGES_TASK, app
@@ -75,15 +75,6 @@ def backoff(retries: int, base: float, cap: float) -> float:
     """Exponential delay with equal jitter: between half and all of min(cap, base * 2**retries)."""
     delay = min(cap, base * (2**retries))
     return delay / 2 + random.uniform(0, delay / 2)
-
-
-def reason_for(exc: BaseException) -> str:
-    """What the user reads: an input's fault, a set-up problem (models, OCR), or our bug."""
-    if isinstance(exc, InputError):
-        return exc.reason
-    if isinstance(exc, TablesightError):
-        return f"{type(exc).__name__}: {exc}"
-    return f"internal error: {type(exc).__name__}: {exc}"
 
 
 class JobTask(Task):
