@@ -92,3 +92,29 @@ def test_a_broken_store_is_not_contained(tiny_models, two_pages, tmp_path, monke
         extract_document(
             two_pages, stages=load_stages(settings), storage=LocalStorage(tmp_path / "out"), settings=settings
         )
+
+
+def test_extract_names_the_failed_page_and_table(tiny_models, two_pages, tmp_path, monkeypatch, capsys):
+    from worker.cli.main import main
+    from worker.settings import get_settings
+
+    for name, value in {
+        "TABLESIGHT_DETECTION_MODEL": str(tiny_models["same_table"]),
+        "TABLESIGHT_STRUCTURE_MODEL": str(tiny_models["structure_legacy"]),
+        "TABLESIGHT_DPI": "100",
+        "TABLESIGHT_DEVICE": "cpu",
+        "TABLESIGHT_NORMALISE__RULED_TABLES": "false",  # as in tiny_model_settings
+        "TABLESIGHT_NORMALISE__ALIGNED_TABLES": "false",
+    }.items():
+        monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+    broken = failing_on_page(pages_module.build_table, 2, ValueError("no cells"))
+    monkeypatch.setattr(pages_module, "build_table", broken)
+    try:
+        code = main(["extract", str(two_pages), "--out", str(tmp_path / "out"), "--engine", "tatr"])
+    finally:
+        get_settings.cache_clear()
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "report.pdf: partial: page 2: table 1: internal error: ValueError: no cells" in err
+    assert "Traceback" not in err.split("done:")[-1]

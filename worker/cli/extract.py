@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{path}: {len(manifest['tables'])} table(s) on {len(manifest['pages'])} page(s) -> {where}")
         else:
             failed += 1
-            reasons = "; ".join(e["reason"] for e in manifest["errors"][:3])
+            reasons = "; ".join(_told(e) for e in manifest["errors"][:3])
             print(f"error: {path}: {manifest['status']}: {reasons} (manifest: {where})", file=sys.stderr)
     print(
         f"done: {len(args.files)} document(s), {n_pages} page(s), {n_tables} table(s), "
@@ -138,6 +138,11 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 1 if failed else 0
+
+
+def _told(error: dict) -> str:
+    """One error as a line names it: with its page where it has one."""
+    return f"page {error['page']}: {error['reason']}" if error.get("page") else error["reason"]
 
 
 def _reset(bar: tqdm, pages: int) -> None:
