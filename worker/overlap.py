@@ -42,19 +42,22 @@ def torch_threads(settings: Settings, lanes: int | None = None) -> int:
     return settings.models.torch_threads or max(1, usable_cores() // (lanes or settings.lanes.pipeline_lanes))
 
 
-def subprocess_threads(settings: Settings, lanes: int | None = None, engine: str = "tatr") -> int:
+def subprocess_threads(
+    settings: Settings, lanes: int | None = None, engine: str = "tatr", ocr: str | None = None
+) -> int:
     """SUBPROCESS_THREADS, or for 0 the usable cores the busy lanes leave (at least 1); with the
-    embedded engine, every usable core.
+    embedded engine or the PP-OCR engine (`ocr`, the OCR engine's name), every usable core.
 
-    Measured on 2 cores with 2 lanes (Table Transformer): 1 worker beside them used ~4% less CPU per
-    page than 2 (fewer runnable threads than cores to share) and was as fast or faster end to end.
-    The embedded engine's models take a fifth of a scanned page's CPU and OCR the rest, so its lanes
-    mostly wait on the pool: 2 workers on 2 cores ran 4 dev scans in 0.81x the wall time of 1, same
-    CPU (docs/speed.md).
+    Measured on 2 cores with 2 lanes (Table Transformer, tesseract): 1 worker beside them used ~4%
+    less CPU per page than 2 (fewer runnable threads than cores to share) and was as fast or faster
+    end to end. The embedded engine's models take a fifth of a scanned page's CPU and OCR the rest,
+    so its lanes mostly wait on the pool: 2 workers on 2 cores ran 4 dev scans in 0.81x the wall
+    time of 1, same CPU. PP-OCR beside the Table Transformer is the same: its lanes waited on one
+    worker, and 2 ran the bench's 6 pages in 0.72x the wall time, at 10% less CPU a page (docs/speed.md).
     """
     if settings.lanes.subprocess_threads:
         return settings.lanes.subprocess_threads
-    if engine == "embedded":
+    if engine == "embedded" or ocr == "ppocr":
         return max(1, usable_cores())
     return max(1, usable_cores() - (lanes or settings.lanes.pipeline_lanes))
 

@@ -198,7 +198,12 @@ def run_bench(
                 ocr=loaded.ocr,
                 threads=loaded.threads,
             )
-            variants["fast"] = _Variant("fast", base, stages, torch_threads(base))
+            # the pool production sizes from the OCR engine it loaded (these stages carry only its reader:
+            # with the engine, at_dpi and the strips read line by line would part from the naive loop's outputs)
+            ocr_pool = subprocess_threads(base, ocr=loaded.ocr_engine.name if loaded.ocr_engine else None)
+            variants["fast"] = _Variant(
+                "fast", base.replace(lanes={"subprocess_threads": ocr_pool}), stages, torch_threads(base)
+            )
         if OFFLINE in options.variants:  # real pretrained ONNX models: they give their own answers
             offline = base.replace(engine=OFFLINE)
             variants[OFFLINE] = _Variant(OFFLINE, offline, load_stages(offline, engine=OFFLINE), torch_threads(base))
@@ -249,7 +254,9 @@ def run_bench(
                 "fast": {
                     "torch_threads": torch_threads(base),
                     "pipeline_lanes": base.lanes.pipeline_lanes,
-                    "subprocess_threads": subprocess_threads(base),
+                    "subprocess_threads": variants["fast"].settings.lanes.subprocess_threads
+                    if "fast" in variants
+                    else subprocess_threads(base),
                     "ocr_threads": base.ocr.threads,
                     "cpu_batch_size": base.models.cpu_batch_size,
                     "detection_batch_size": base.models.detection_batch_size,

@@ -63,7 +63,8 @@ def process_pages(
     busy = min(lanes, len(groups)) or 1
     if stages.threads is not None:  # the cores shared out among the lanes that will be busy
         stages.threads(torch_threads(settings, lanes=busy))
-    with SubprocessPool(subprocess_threads(settings, lanes=busy, engine=stages.engine)) as pool:
+    ocr = getattr(stages.ocr_engine, "name", None)
+    with SubprocessPool(subprocess_threads(settings, lanes=busy, engine=stages.engine, ocr=ocr)) as pool:
         run.pool = pool
         yield from in_order(groups, lambda group: contained_group(run, group), lanes)
 
