@@ -702,8 +702,9 @@ class LaneSettings(Group):
         0,
         ge=0,
         description="threads that render pages and OCR crops beside the models "
-        "(each drives a pdftoppm or tesseract subprocess); 0 = the usable cores the busy "
-        "lanes leave, at least 1 (formerly CPU_WORKERS)",
+        "(each drives a pdftoppm or tesseract subprocess, or runs PP-OCR); 0 = every usable core "
+        "with the embedded engine or PP-OCR, else the usable cores the busy lanes leave, at "
+        "least 1 (formerly CPU_WORKERS)",
     )
 
 

@@ -6,7 +6,8 @@ after they have run at full cost (worker.devtools.bench_inputs). With real weigh
 
 The naive loop is how a first user writes it with transformers and our core: page by page,
 render, detect (batch 1, fp32, `torch.no_grad`), crop, recognise structure (batch 1), OCR the
-crop with tesseract, rebuild, write; no overlap, torch's default threads. The variants run
+crop (the OCR engine the settings choose: PP-OCR where its weights are, else tesseract), rebuild,
+write; no overlap, torch's and the OCR's default threads. The variants run
 interleaved (ABBA...) so drifts in the host's load hit both alike; both write every output
 file, and the files must be identical (timings aside). worker.devtools.bench_report says what came out.
 """
