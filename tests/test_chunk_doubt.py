@@ -154,3 +154,32 @@ def _column(values: list[str], confidence: dict[int, float] | None = None) -> Ta
 )
 def test_a_number_out_of_step_with_its_column_is_doubted(values: list[str], odd: set[int]) -> None:
     assert unsure_slots(_column(values), 1) == {(r, 1) for r in odd}
+
+
+def _columns(*columns: list[str]) -> TableGrid:
+    """Item | A | B ..., the columns side by side under a header row; a short column's rows below it are empty."""
+    rows = max(map(len, columns))
+    cells = [Cell(0, 0, text="Item", is_header=True)]
+    cells += [Cell(0, c, text=f"Col {c}", is_header=True) for c in range(1, len(columns) + 1)]
+    for r in range(1, rows + 1):
+        cells.append(Cell(r, 0, text=f"row {r}"))
+        for c, values in enumerate(columns, start=1):
+            cells.append(Cell(r, c, text=values[r - 1] if r <= len(values) else ""))
+    return TableGrid(rows + 1, len(columns) + 1, cells, header_rows=1)
+
+
+@pytest.mark.parametrize(
+    ("columns", "odd"),
+    [
+        # too few numbers in a column to show its style: judged against the table's numbers
+        ((["1,203", "880", "2,040", "5,011"], ["2,517.", "310"]), {(1, 2)}),
+        ((["53.6 .", "56.3"], ["12.5", "14.1", "9.9"]), {(1, 1)}),
+        ((["19.4%.", "13.3%."], ["8.4%", "20.1%", "12.0%"]), {(1, 1), (2, 1)}),
+        # where the table prints the mark, the short column's number is in its style
+        (([".82", ".45", ".33", ".54"], [".61", ".29"]), set()),
+        # and a table of too few numbers still says nothing
+        ((["2,517.", "310"], ["12"]), set()),
+    ],
+)
+def test_a_short_columns_number_is_judged_against_the_table(columns: tuple[list[str], ...], odd: set) -> None:
+    assert unsure_slots(_columns(*columns), 1) == odd

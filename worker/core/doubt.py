@@ -30,6 +30,8 @@ hidden (hiding it would lose a value that is often right). Five signals, all gen
   a mark standing alone, `53.6 .`, `3,973 =`; a quote, `"+10`) is
   marked: a speck read as a point makes `54` a hundred times smaller. Where the marks are the
   column's style (`.82`, `.45` in a table of correlations; `1a`, `3b` as item codes) nothing is.
+  A column of fewer than four numbers shows no style of its own, so its numbers are judged
+  against all the table's numbers (`2,517.` alone in its column; `53.6 .` beside `56.3`);
   And a whole number of two digits or more, five times the column's median or more, in a
   column whose numbers mostly print the same decimals (`810` among `81.0`-style figures; a
   lone digit, `0`, is often printed bare and does not count) lost its point: a photocopy
@@ -138,22 +140,33 @@ _ONE_DIGIT = re.compile(r"^\d%?$")
 def odd_numbers(grid: TableGrid, header_rows: int) -> set[tuple[int, int]]:
     """(row, col) of body cells whose number is out of step with its column (see the module
     docstring): a noise mark most of the column lacks, or a point lost where the column prints
-    its decimals."""
+    its decimals. A column of fewer than `COLUMN_MIN` numbers has no style of its own to show:
+    its numbers' marks are judged against the table's numbers instead (`2,517.` alone in its
+    column, `53.6 .` and `56.3` in theirs)."""
     out: set[tuple[int, int]] = set()
+    body = [
+        x for x in grid.cells if x.col > 0 and x.colspan == 1 and x.row >= header_rows and _number_like(clean(x.text))
+    ]
+    table_marks = {id(x): _marks_of(clean(x.text)) for x in body}
     for c in range(1, grid.n_cols):
-        cells = [x for x in grid.cells if x.col == c and x.colspan == 1 and x.row >= header_rows]
-        cells = [x for x in cells if _number_like(clean(x.text))]
-        if len(cells) < COLUMN_MIN:
+        cells = [x for x in body if x.col == c]
+        if not cells:
             continue
-        texts = [clean(x.text) for x in cells]
-        marks = [{name for name, rx in _MARKS.items() if rx.search(t)} for t in texts]
-        for k, cell in enumerate(cells):
-            for name in marks[k]:
-                others = sum(1 for j, m in enumerate(marks) if j != k and name in m)
-                if others <= STYLE_SHARE * (len(cells) - 1):
+        judges = cells if len(cells) >= COLUMN_MIN else body
+        if len(judges) < COLUMN_MIN:
+            continue
+        for cell in cells:
+            for name in table_marks[id(cell)]:
+                others = sum(1 for x in judges if x is not cell and name in table_marks[id(x)])
+                if others <= STYLE_SHARE * (len(judges) - 1):
                     out.add((cell.row, cell.col))
-        out.update((x.row, x.col) for x in _lost_points(cells, texts))
+        if len(cells) >= COLUMN_MIN:
+            out.update((x.row, x.col) for x in _lost_points(cells, [clean(x.text) for x in cells]))
     return out
+
+
+def _marks_of(text: str) -> set[str]:
+    return {name for name, rx in _MARKS.items() if rx.search(text)}
 
 
 def _number_like(text: str) -> bool:
