@@ -42,3 +42,20 @@ def test_a_piece_of_a_vertical_rule_read_as_one_goes_and_a_figure_one_stays() ->
     one = Word("1", (300.0, 50.0, 303.0, 62.0), 0.99)
     kept, dropped = drop_specks([*line, rule, one])
     assert dropped == 1 and kept == [*line, one]
+
+
+def test_digits_or_capitals_in_a_box_under_half_the_texts_height_are_specks() -> None:
+    """Office scan, dev eu-017 p2: two specks beside "Domestic (%)" read as "I," in a 10 x 7 px
+    box (confidence 0.61) against words 16-19 px high, and the column's label then read
+    "Domestic (%) I,". A digit or a capital is as high as the text; half of it is no such glyph.
+    A small letter as low is a table's own mark, a surely read one stays, and a single digit at
+    two thirds of the text's height (a figure) stays."""
+    line = [_label("Domestic", 313, y=41, h=16), _label("(%)", 410, y=41, h=18), _label("Imported", 549, y=41, h=20)]
+    specks = [Word("I,", (293.0, 56.0, 303.0, 63.0), 0.61), Word("P", (480.0, 50.0, 486.0, 57.0), 0.55)]
+    kept = [
+        Word("x", (700.0, 48.0, 707.0, 55.0), 0.55),  # a small letter: a mark of the table's own
+        Word("I", (720.0, 48.0, 723.0, 55.0), 0.95),  # read surely
+        Word("7", (740.0, 45.0, 747.0, 57.0), 0.7),  # 12 px: a figure's height
+    ]
+    out, dropped = drop_specks([*line, *specks, *kept])
+    assert dropped == 2 and out == [*line, *kept]
