@@ -361,7 +361,8 @@ class OcrSettings(Group):
     drop_specks: bool = Field(
         True,
         description="OCR'd digits and marks standing alone, read with confidence under 0.6 and lower than 0.65 of "
-        "the crop's text, are specks and left out (worker.core.speck_words; a speck read as '0' in 'to land' "
+        "the crop's text, and one or two characters read under 0.8 as a digit or capital lower than half of it, "
+        "are specks and left out (worker.core.speck_words; a speck read as '0' in 'to land' "
         "broke the column path of every value under it on a skewed scan: docs/scans.md)",
     )
     dashes: bool = Field(
