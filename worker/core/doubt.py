@@ -31,7 +31,7 @@ hidden (hiding it would lose a value that is often right). Five signals, all gen
   marked: a speck read as a point makes `54` a hundred times smaller. Where the marks are the
   column's style (`.82`, `.45` in a table of correlations; `1a`, `3b` as item codes) nothing is.
   A column of fewer than four numbers shows no style of its own, so its numbers are judged
-  against all the table's numbers (`2,517.` alone in its column; `53.6 .` beside `56.3`);
+  against all the table's numbers (`.682` under `1261` and `1350`; `53.6 .` beside `56.3`);
   And a whole number of two digits or more, five times the column's median or more, in a
   column whose numbers mostly print the same decimals (`810` among `81.0`-style figures; a
   lone digit, `0`, is often printed bare and does not count) lost its point: a photocopy
@@ -141,8 +141,8 @@ def odd_numbers(grid: TableGrid, header_rows: int) -> set[tuple[int, int]]:
     """(row, col) of body cells whose number is out of step with its column (see the module
     docstring): a noise mark most of the column lacks, or a point lost where the column prints
     its decimals. A column of fewer than `COLUMN_MIN` numbers has no style of its own to show:
-    its numbers' marks are judged against the table's numbers instead (`2,517.` alone in its
-    column, `53.6 .` and `56.3` in theirs)."""
+    its numbers' marks are judged against the table's numbers instead (`.682` under `1261` and
+    `1350`, `53.6 .` beside `56.3`)."""
     out: set[tuple[int, int]] = set()
     body = [
         x for x in grid.cells if x.col > 0 and x.colspan == 1 and x.row >= header_rows and _number_like(clean(x.text))
