@@ -22,6 +22,7 @@ from typing import Any
 
 from worker.core import span_words
 from worker.core.bands import Band, snap
+from worker.core.column_gaps import fit_columns_to_text
 from worker.core.column_split import header_rows_for_split, merge_label_only_columns, split_merged_columns
 from worker.core.empty_edges import drop_empty_edges
 from worker.core.geometry import clip, union_box
@@ -510,7 +511,8 @@ def token_grid(
     rows = snap(fit_rows_to_text(rows, cells, words, repairs, lines.h if lines is not None else ()), box[1], box[3])
     if lines is not None and lines.h:
         rows = rows_onto_rules(rows, words, lines.h, repairs)
-    cols = snap(cols, box[0], box[2])
+    spanning = [c.bbox for c in cells if c.colspan > 1 and c.bbox is not None]
+    cols = snap(fit_columns_to_text(cols, rows, spanning, words, repairs), box[0], box[2])
     header = {r for c in cells if c.header for r in range(c.row, c.row + c.rowspan)}
     # a header row needs every cell in it marked: a body cell spanning up into it unmarks it
     header -= {r for c in cells if not c.header for r in range(c.row, c.row + c.rowspan)}

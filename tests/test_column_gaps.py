@@ -1,0 +1,61 @@
+"""Column boundaries moved off the text they cut (worker.core.column_gaps): SLANet's cell boxes
+on a degraded scan put a column edge through the next column's label and values."""
+
+from __future__ import annotations
+
+from worker.core.bands import Band
+from worker.core.column_gaps import fit_columns_to_text
+from worker.core.types import Word
+
+ROWS = [Band(7, 76, 1.0), Band(76, 121, 1.0), Band(121, 160, 1.0)]
+
+
+def _w(text: str, x0: float, x1: float, row: int) -> Word:
+    top = ROWS[row].lo + 10
+    return Word(text, (x0, top, x1, top + 18), 0.99)
+
+
+def _cuts(cols: list[Band]) -> list[float]:
+    return [round((a.hi + b.lo) / 2) for a, b in zip(cols, cols[1:])]
+
+
+def test_a_boundary_through_a_column_of_text_moves_to_the_free_gap_beside_it() -> None:
+    """Office scan, dev eu-019 p3: the stub's boxes reached past `Domestic (%)`, and the edge at
+    347 px cut that label and the `0` under it in every row. The gap right of the label holds the
+    next boundary already, so the edge goes to the one left of it."""
+    cols = [Band(12, 347, 1.0), Band(347, 434, 1.0), Band(434, 584, 1.0)]
+    words = [
+        _w("Country", 103, 182, 0),
+        _w("Domestic", 278, 369, 0),
+        _w("(%)", 376, 406, 0),
+        _w("Imported", 440, 532, 0),
+        _w("Austria", 30, 100, 1),
+        _w("0", 341, 353, 1),
+        _w("100", 480, 510, 1),
+        _w("Belgium", 30, 110, 2),
+        _w("0", 341, 353, 2),
+        _w("0", 490, 502, 2),
+    ]
+    repairs: list[str] = []
+    assert _cuts(fit_columns_to_text(cols, ROWS, [], words, repairs)) == [230, 434]
+    assert repairs == ["1 column boundary(ies) moved off the text they cut"]
+
+
+def test_a_label_over_two_columns_on_one_line_and_a_spanning_cell_leave_the_edges_alone() -> None:
+    cols = [Band(0, 200, 1.0), Band(200, 400, 1.0), Band(400, 600, 1.0)]
+    body = [_w("a", 20, 60, 1), _w("12", 280, 300, 1), _w("13", 480, 500, 1)]
+    body += [_w("b", 20, 60, 2), _w("14", 280, 300, 2), _w("15", 480, 500, 2)]
+    group = [_w("Male", 330, 390, 0), _w("students", 396, 470, 0)]  # one line across the edge at 400
+    repairs: list[str] = []
+    assert fit_columns_to_text(cols, ROWS, [], group + body, repairs) == cols and repairs == []
+    # the same label on two lines, inside a cell the model drew over both columns
+    wrapped = group + [_w("Male", 330, 390, 1), _w("students", 396, 470, 1)]
+    spanning = [(200.0, 7.0, 600.0, 121.0)]
+    assert fit_columns_to_text(cols, ROWS, spanning, wrapped + body[3:], repairs) == cols
+
+
+def test_an_edge_with_no_free_gap_beside_it_stays() -> None:
+    cols = [Band(0, 100, 1.0), Band(100, 200, 1.0)]
+    words = [_w("a long label", 50, 150, r) for r in range(3)]  # text across the whole table
+    repairs: list[str] = []
+    assert fit_columns_to_text(cols, ROWS, [], words, repairs) == cols and repairs == []
