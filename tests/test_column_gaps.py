@@ -59,3 +59,18 @@ def test_an_edge_with_no_free_gap_beside_it_stays() -> None:
     words = [_w("a long label", 50, 150, r) for r in range(3)]  # text across the whole table
     repairs: list[str] = []
     assert fit_columns_to_text(cols, ROWS, [], words, repairs) == cols and repairs == []
+
+
+def test_an_edge_is_not_moved_past_a_columns_own_text() -> None:
+    """Photocopy, dev eu-016 p3: an empty margin column left of the stub, whose edge cut the names
+    that start a little to its left. The free gap is right of the names; moving there would pass
+    over the names that start right of the edge and hand the whole stub to the margin column."""
+    rows = [Band(0, 40, 1.0), Band(40, 80, 1.0), Band(80, 120, 1.0), Band(120, 160, 1.0)]
+    cols = [Band(0, 40, 1.0), Band(40, 400, 1.0), Band(400, 600, 1.0)]
+    words = []
+    for r, start in enumerate((30, 32, 45, 50)):  # two names cut by the edge at 40, two wholly right of it
+        top = rows[r].lo + 10
+        words += [Word(f"name{r}", (start, top, 150, top + 18), 0.9), Word("12", (210, top, 240, top + 18), 0.9)]
+        words.append(Word("7", (480, top, 490, top + 18), 0.9))
+    repairs: list[str] = []
+    assert fit_columns_to_text(cols, rows, [], words, repairs) == cols and repairs == []

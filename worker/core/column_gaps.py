@@ -10,9 +10,10 @@ The words show where the columns are: across the rows, text covers x-intervals w
 between them. A boundary through the words of two or more rows is moved into such a gap (a run
 of positions that cut fewer than two rows' words) between its neighbouring boundaries, one that
 holds no other boundary, the nearest when two qualify; within it, to the middle of the widest
-stretch that cuts no word at all. A boundary cutting one row only (a group label over two
-columns, a title) is left alone, and words inside a cell the model drew across several columns
-do not count. Pure.
+stretch that cuts no word at all. A move that would pass wholly over words it did not cut, in
+two rows or more, is not made: that would hand a column's own text to its neighbour. A
+boundary cutting one row only (a group label over two columns, a title) is left alone, and
+words inside a cell the model drew across several columns do not count. Pure.
 """
 
 from __future__ import annotations
@@ -51,7 +52,9 @@ def fit_columns_to_text(
         free = [(a, b) for a, b in _free_runs(lo, hi, spans, rows) if not any(a <= c <= b for c in cuts)]
         if free:
             a, b = min(free, key=lambda g: min(abs(g[0] - cut), abs(g[1] - cut)))
-            moved[k] = _clearest(a, b, spans)
+            target = _clearest(a, b, spans)
+            if _rows_passed_over(cut, target, spans, rows) < MIN_LINES:
+                moved[k] = target
     if moved == cuts:
         return cols
     repairs.append(f"{sum(m != c for m, c in zip(moved, cuts))} column boundary(ies) moved off the text they cut")
@@ -66,12 +69,20 @@ def _inside(box: BBox, cell: BBox) -> bool:
 
 def _lines_cut(cut: float, spans: list[BBox], rows: list[Band]) -> int:
     """How many rows hold a word that `cut` runs through."""
-    hit = set()
-    for b in spans:
-        if b[0] + EDGE < cut < b[2] - EDGE:
-            cy = (b[1] + b[3]) / 2
-            hit.add(next((i for i, r in enumerate(rows) if r.lo <= cy < r.hi), -1))
-    return len(hit)
+    return len({_row_of(b, rows) for b in spans if b[0] + EDGE < cut < b[2] - EDGE})
+
+
+def _rows_passed_over(cut: float, target: float, spans: list[BBox], rows: list[Band]) -> int:
+    """How many rows hold a word lying wholly between `cut` and `target`, one the boundary did
+    not cut: moving past such words in two rows or more would hand a column's own text to its
+    neighbour (photocopy, eu-016 p3: the stub's names into an empty margin column beside them)."""
+    lo, hi = min(cut, target), max(cut, target)
+    return len({_row_of(b, rows) for b in spans if lo <= b[0] and b[2] <= hi})
+
+
+def _row_of(b: BBox, rows: list[Band]) -> int:
+    cy = (b[1] + b[3]) / 2
+    return next((i for i, r in enumerate(rows) if r.lo <= cy < r.hi), -1)
 
 
 def _free_runs(lo: float, hi: float, spans: list[BBox], rows: list[Band]) -> list[tuple[float, float]]:
