@@ -35,25 +35,26 @@ def fit_columns_to_text(
     if len(cols) < 2 or not rows:
         return cols
     top, bottom = rows[0].lo, rows[-1].hi
-    spans = [
+    kept = [
         w.bbox
         for w in words
         if top <= (w.bbox[1] + w.bbox[3]) / 2 <= bottom and not any(_inside(w.bbox, b) for b in spanning)
     ]
+    spans = [(b, _row_of(b, rows)) for b in kept]  # each word with its row, found once
     if len(spans) < 3:
         return cols
     cuts = [(a.hi + b.lo) / 2 for a, b in zip(cols, cols[1:])]
     moved = list(cuts)
     for k, cut in enumerate(cuts):
-        if _lines_cut(cut, spans, rows) < MIN_LINES:
+        if _lines_cut(cut, spans) < MIN_LINES:
             continue
         lo = cuts[k - 1] if k else cols[0].lo
         hi = cuts[k + 1] if k + 1 < len(cuts) else cols[-1].hi
-        free = [(a, b) for a, b in _free_runs(lo, hi, spans, rows) if not any(a <= c <= b for c in cuts)]
+        free = [(a, b) for a, b in _free_runs(lo, hi, spans) if not any(a <= c <= b for c in cuts)]
         if free:
             a, b = min(free, key=lambda g: min(abs(g[0] - cut), abs(g[1] - cut)))
-            target = _clearest(a, b, spans)
-            if _rows_passed_over(cut, target, spans, rows) < MIN_LINES:
+            target = _clearest(a, b, kept)
+            if _rows_passed_over(cut, target, spans) < MIN_LINES:
                 moved[k] = target
     if moved == cuts:
         return cols
@@ -67,17 +68,17 @@ def _inside(box: BBox, cell: BBox) -> bool:
     return cell[0] <= cx <= cell[2] and cell[1] <= cy <= cell[3]
 
 
-def _lines_cut(cut: float, spans: list[BBox], rows: list[Band]) -> int:
-    """How many rows hold a word that `cut` runs through."""
-    return len({_row_of(b, rows) for b in spans if b[0] + EDGE < cut < b[2] - EDGE})
+def _lines_cut(cut: float, spans: list[tuple[BBox, int]]) -> int:
+    """How many rows hold a word that `cut` runs through (`spans`: word boxes with their rows)."""
+    return len({r for b, r in spans if b[0] + EDGE < cut < b[2] - EDGE})
 
 
-def _rows_passed_over(cut: float, target: float, spans: list[BBox], rows: list[Band]) -> int:
+def _rows_passed_over(cut: float, target: float, spans: list[tuple[BBox, int]]) -> int:
     """How many rows hold a word lying wholly between `cut` and `target`, one the boundary did
     not cut: moving past such words in two rows or more would hand a column's own text to its
     neighbour (photocopy, eu-016 p3: the stub's names into an empty margin column beside them)."""
     lo, hi = min(cut, target), max(cut, target)
-    return len({_row_of(b, rows) for b in spans if lo <= b[0] and b[2] <= hi})
+    return len({r for b, r in spans if lo <= b[0] and b[2] <= hi})
 
 
 def _row_of(b: BBox, rows: list[Band]) -> int:
@@ -85,13 +86,13 @@ def _row_of(b: BBox, rows: list[Band]) -> int:
     return next((i for i, r in enumerate(rows) if r.lo <= cy < r.hi), -1)
 
 
-def _free_runs(lo: float, hi: float, spans: list[BBox], rows: list[Band]) -> list[tuple[float, float]]:
+def _free_runs(lo: float, hi: float, spans: list[tuple[BBox, int]]) -> list[tuple[float, float]]:
     """The x-runs strictly between `lo` and `hi` where a boundary cuts fewer than `MIN_LINES`
     rows' words (a title or group label across them does not close a gap)."""
-    xs = sorted({lo, hi, *(x for b in spans for x in (b[0], b[2]) if lo < x < hi)})
+    xs = sorted({lo, hi, *(x for b, _ in spans for x in (b[0], b[2]) if lo < x < hi)})
     runs: list[list[float]] = []
     for a, b in zip(xs, xs[1:]):
-        if _lines_cut((a + b) / 2, spans, rows) >= MIN_LINES:
+        if _lines_cut((a + b) / 2, spans) >= MIN_LINES:
             continue
         if runs and runs[-1][1] == a:
             runs[-1][1] = b
