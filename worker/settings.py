@@ -373,6 +373,14 @@ class OcrSettings(Group):
         "docs/ocr.md)",
     )
 
+    bold_screens: bool = Field(
+        True,
+        description="in a black-and-white crop (a photocopy), a light dotted band (a grey header band the "
+        "photocopy turned into dots) in which the OCR read nothing is read again with the dots cleared and its "
+        "bold labels kept (models.bold_screens; needs normalise.soften_binary, which keeps the crop as cut: "
+        "docs/scans.md)",
+    )
+
     cell_reader: str = Field(
         "tesseract-digits",
         description="second reader of the cells of an OCR'd total that does not add up (an OCR engine "

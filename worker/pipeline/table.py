@@ -23,6 +23,7 @@ from worker.overlap import timed
 from worker.pipeline.normalise import crop_input, structure_input
 from worker.pipeline.numbers import check_numbers
 from worker.pipeline.run import Run
+from worker.pipeline.screen_labels import read_bold_screens
 from worker.pipeline.second_look import second_look
 
 
@@ -119,6 +120,9 @@ def build_table(
     On a normalised page (`transform`), the table's box and the page size go back to the page
     as it came in; the crop, its box and the cells stay on the normalised page the models saw."""
     assert not isinstance(table.words, Future) and not isinstance(table.context, Future), "settle() first"
+    screened = 0
+    if table.text_source == "ocr" and run.settings.ocr.bold_screens and table.raw_crop is not None:
+        table.words, screened = read_bold_screens(table.raw_crop, table.words, run.stages.ocr)
     specks = 0
     if table.text_source == "ocr" and run.settings.ocr.drop_specks:
         table.words, specks = drop_specks(table.words)
@@ -137,6 +141,8 @@ def build_table(
         built.grid.repairs.append(f"{len(dashes)} placeholder dash(es) read from the crop's pixels")
     if specks:
         built.grid.repairs.append(f"{specks} speck(s) read as a character left out")
+    if screened:
+        built.grid.repairs.append(f"{screened} label(s) read again from a dotted band cleared of its dots")
     moved = lift_box_text(built.grid, table.words, built.lines or scan_rules(table, run))
     table.context = with_box_text(table.context, moved)
     numbers = check_numbers(
