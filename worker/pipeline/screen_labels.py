@@ -2,8 +2,9 @@
 
 The first read of a black-and-white crop finds no text line in a light header band the
 photocopy turned into dots (`models.bold_screens`); every value under those labels then has no
-column. This reads the crop again with such bands cleared and keeps only what the first read
-lacks, so a band it did read (a dark band's white labels) is left as it was.
+column. This reads the rows of the crop that hold such bands again, the bands cleared, and keeps
+only what the first read lacks, so a band it did read (a dark band's white labels) is left as it
+was. Only those rows: the second read costs what the bands hold, not what the table does.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from PIL import Image
 from worker.core.types import Word
 
 SECOND_READ_MIN_CONFIDENCE = 0.6
+STRIP_MARGIN = 12  # px of the crop read above and below a band
 
 
 def read_bold_screens(
@@ -50,9 +52,15 @@ def read_bold_screens(
     def junk(w: Word) -> bool:
         return sum(ch.isalnum() for ch in w.text) < 2
 
+    read: list[Word] = []
+    for top, bottom in _strips(bands, grey.shape[0]):
+        strip = soften_binary(Image.fromarray(cleared[top:bottom]))  # softened, as the first read's crop
+        read += [
+            Word(w.text, (w.bbox[0], w.bbox[1] + top, w.bbox[2], w.bbox[3] + top), w.confidence) for w in ocr(strip)
+        ]
     added = [
         w
-        for w in ocr(soften_binary(Image.fromarray(cleared)))  # softened, as the first read's crop
+        for w in read
         if in_band(w)
         and (w.confidence if w.confidence is not None else 1.0) >= SECOND_READ_MIN_CONFIDENCE
         and not junk(w)
@@ -62,3 +70,17 @@ def read_bold_screens(
         return words, 0
     kept = [old for old in words if not (junk(old) and any(meets(w, old) for w in added))]
     return [*kept, *added], len(added)
+
+
+def _strips(bands: list[tuple[tuple[int, int, int, int], np.ndarray]], height: int) -> list[tuple[int, int]]:
+    """The crop's rows the second read takes: each band's, STRIP_MARGIN more either side (the
+    line finder needs paper round a line), overlapping ones joined. A strip, not the whole crop:
+    the read costs what the bands hold, not what the table does."""
+    spans = sorted((max(0, y0 - STRIP_MARGIN), min(height, y1 + STRIP_MARGIN)) for (_, y0, _, y1), _ in bands)
+    out: list[tuple[int, int]] = []
+    for top, bottom in spans:
+        if out and top <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], bottom))
+        else:
+            out.append((top, bottom))
+    return out
