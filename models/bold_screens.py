@@ -9,7 +9,7 @@ cluster, which a screen of a third ink or so is made of; the strokes are then gr
 pixel or two through the ink they came from, so a letter's hairlines and joins return. Each
 screen whose opening leaves strokes is given back as its box with the screen rewritten as
 those strokes and its rules (long runs of ink) on white paper, for the OCR to read where it
-read nothing the first time (`worker.pipeline.table`). A screen whose letters are thin (the
+read nothing the first time (`worker.pipeline.screen_labels`). A screen whose letters are thin (the
 opening leaves next to nothing) is not given back. A dark one is (the ink between its white
 letters survives the opening), but its labels were read the first time (`models.dark_bands`
 inverts such a band), so the second read adds nothing there.
