@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from worker.core.bands import Band
+from worker.core.geometry import center
 from worker.core.types import BBox, Word
 
 MIN_LINES = 2  # a boundary is moved when it cuts the words of at least this many text lines
@@ -64,7 +65,7 @@ def fit_columns_to_text(
 
 
 def _inside(box: BBox, cell: BBox) -> bool:
-    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    cx, cy = center(box)
     return cell[0] <= cx <= cell[2] and cell[1] <= cy <= cell[3]
 
 

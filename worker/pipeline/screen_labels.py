@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 from PIL import Image
 
+from worker.core.geometry import center, intersection
 from worker.core.types import Word
 
 SECOND_READ_MIN_CONFIDENCE = 0.6
@@ -41,13 +42,11 @@ def read_bold_screens(
         cleared[y0:y1, x0:x1] = pixels
 
     def in_band(w: Word) -> bool:
-        cx, cy = (w.bbox[0] + w.bbox[2]) / 2, (w.bbox[1] + w.bbox[3]) / 2
+        cx, cy = center(w.bbox)
         return any(x0 <= cx < x1 and y0 <= cy < y1 for (x0, y0, x1, y1), _ in bands)
 
     def meets(a: Word, b: Word) -> bool:
-        return min(a.bbox[2], b.bbox[2]) > max(a.bbox[0], b.bbox[0]) and min(a.bbox[3], b.bbox[3]) > max(
-            a.bbox[1], b.bbox[1]
-        )
+        return intersection(a.bbox, b.bbox) is not None
 
     def junk(w: Word) -> bool:
         return sum(ch.isalnum() for ch in w.text) < 2
