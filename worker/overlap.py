@@ -10,6 +10,7 @@ Memory stays bounded by `lanes` groups, never the document.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -63,17 +64,29 @@ def subprocess_threads(
 
 
 class SubprocessPool:
-    """A thread pool for rendering and OCR; `submit` returns a Future as usual."""
+    """A thread pool for rendering and OCR; `submit` returns a Future as usual.
 
-    def __init__(self, threads: int) -> None:
-        self._pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="tablesight-cpu")
+    `threads` may be a function, asked at the first `submit`: documents run side by side share one
+    pool, sized for the OCR engine that is known only once the models have loaded."""
+
+    def __init__(self, threads: int | Callable[[], int]) -> None:
+        self._threads = threads
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
-        return self._pool.submit(fn, *args)
+        with self._lock:
+            if self._pool is None:
+                threads = self._threads() if callable(self._threads) else self._threads
+                self._pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="tablesight-cpu")
+            return self._pool.submit(fn, *args)
 
     def close(self) -> None:
         """Drop work not yet started; wait for the running calls (a subprocess each, seconds)."""
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> SubprocessPool:
         return self
@@ -111,3 +124,74 @@ def in_order(items: list[T], work: Callable[[T], list[R]], lanes: int) -> Iterat
             yield from done
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+class LaneBudget:
+    """The pipeline's lanes shared out among documents run side by side (worker.pipeline.documents).
+
+    A document takes as many lanes as it has pages (at most all of them) and gives them back when
+    it is done: one-page scans run `lanes` at a time, a long document alone on every lane, so no
+    lane idles while short documents wait and no more than `lanes` page groups are ever in flight.
+    Documents take their lanes in their turn (the order they were given in), so a long document
+    waiting for every lane is not passed over by the short ones behind it.
+    """
+
+    def __init__(self, lanes: int) -> None:
+        self.lanes = max(1, lanes)
+        self._free = self.lanes
+        self._turn = 0
+        self._done_turns: set[int] = set()
+        self._cond = threading.Condition()
+
+    def take(self, turn: int, pages: int) -> int:
+        """Wait for `turn` and for the lanes `pages` pages can use; returns how many were taken."""
+        want = max(1, min(self.lanes, pages))
+        with self._cond:
+            self._cond.wait_for(lambda: self._turn == turn and self._free >= want)
+            self._free -= want
+            self._pass(turn)
+            return want
+
+    def skip(self, turn: int) -> None:
+        """A document that never took lanes (it could not be opened) gives up its turn."""
+        with self._cond:
+            self._pass(turn)
+
+    def give_back(self, lanes: int) -> None:
+        with self._cond:
+            self._free += lanes
+            self._cond.notify_all()
+
+    def _pass(self, turn: int) -> None:
+        """Turns may be given up out of order (a failed open); the next turn comes when all before it have passed."""
+        self._done_turns.add(turn)
+        while self._turn in self._done_turns:
+            self._done_turns.discard(self._turn)
+            self._turn += 1
+        self._cond.notify_all()
+
+
+class DocumentSlot:
+    """One document's place among those run side by side: the shared pool, and its turn at the lanes."""
+
+    def __init__(self, pool: SubprocessPool, budget: LaneBudget, turn: int) -> None:
+        self.pool = pool
+        self.budget = budget
+        self.turn = turn
+        self.held = 0
+        self._closed = False
+
+    def take(self, pages: int) -> int:
+        """Wait for this document's lanes (once it knows its page count); returns how many."""
+        self.held = self.budget.take(self.turn, pages)
+        return self.held
+
+    def close(self) -> None:
+        """Give the lanes back, or the turn where none were taken; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.held:
+            self.budget.give_back(self.held)
+        else:
+            self.budget.skip(self.turn)

@@ -63,7 +63,7 @@ def add_engine_argument(p: argparse.ArgumentParser, default: str | None = None, 
 def run(args: argparse.Namespace) -> int:
     from worker.engines import resolve_engine
     from worker.errors import TablesightError
-    from worker.pipeline import extract_document, load_stages
+    from worker.pipeline import extract_documents, load_stages
     from worker.settings import get_settings
     from worker.storage import storage_for
 
@@ -100,38 +100,44 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.time()
     n_pages = n_tables = failed = 0
     quiet = args.no_progress or not sys.stderr.isatty()
-    for path in tqdm(args.files, desc="documents", unit="doc", disable=quiet or len(args.files) < 2):
-        bar = tqdm(desc=path.name, unit="page", disable=quiet, leave=False)
-        try:
-            manifest = extract_document(
-                path,
-                stages=stages,
-                storage=storage,
-                settings=settings,
-                pages=args.pages,
-                dpi=args.dpi,
-                on_start=partial(_reset, bar),
-                on_page=partial(_advance, bar),
-            )
-        except TablesightError as exc:  # models or storage unusable: nothing else can run either
-            bar.close()
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
-        bar.close()
-        if vision_reads:
-            from worker.vision.policy import read_hard
+    several = len(args.files) > 1
+    docs = tqdm(total=len(args.files), desc="documents", unit="doc", disable=quiet or not several)
+    # short documents run side by side (worker.pipeline.documents): one page bar counts them all
+    bar = tqdm(total=0, desc="pages" if several else args.files[0].name, unit="page", disable=quiet, leave=False)
+    done = extract_documents(
+        list(args.files),
+        stages=stages,
+        storage=storage,
+        settings=settings,
+        pages=args.pages,
+        dpi=args.dpi,
+        on_start=partial(_grow, bar),
+        on_page=partial(_advance, bar),
+    )
+    try:
+        for path, manifest in done:
+            docs.update()
+            if vision_reads:
+                from worker.vision.policy import read_hard
 
-            if not read_hard(storage, manifest, settings, print, partial(print, file=sys.stderr)):
-                return 1
-        n_pages += len(manifest["pages_done"])
-        n_tables += len(manifest["tables"])
-        where = storage.location(f"{manifest['doc_id']}/manifest.json")
-        if manifest["status"] == "complete":
-            print(f"{path}: {len(manifest['tables'])} table(s) on {len(manifest['pages'])} page(s) -> {where}")
-        else:
-            failed += 1
-            reasons = "; ".join(_told(e) for e in manifest["errors"][:3])
-            print(f"error: {path}: {manifest['status']}: {reasons} (manifest: {where})", file=sys.stderr)
+                if not read_hard(storage, manifest, settings, print, partial(print, file=sys.stderr)):
+                    return 1
+            n_pages += len(manifest["pages_done"])
+            n_tables += len(manifest["tables"])
+            where = storage.location(f"{manifest['doc_id']}/manifest.json")
+            if manifest["status"] == "complete":
+                print(f"{path}: {len(manifest['tables'])} table(s) on {len(manifest['pages'])} page(s) -> {where}")
+            else:
+                failed += 1
+                reasons = "; ".join(_told(e) for e in manifest["errors"][:3])
+                print(f"error: {path}: {manifest['status']}: {reasons} (manifest: {where})", file=sys.stderr)
+    except TablesightError as exc:  # models or storage unusable: nothing else can run either
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        done.close()  # documents not started are dropped; those running finish
+        bar.close()
+        docs.close()
     print(
         f"done: {len(args.files)} document(s), {n_pages} page(s), {n_tables} table(s), "
         f"{failed} failed, {time.time() - t0:.1f}s",
@@ -145,9 +151,10 @@ def _told(error: dict) -> str:
     return f"page {error['page']}: {error['reason']}" if error.get("page") else error["reason"]
 
 
-def _reset(bar: tqdm, pages: int) -> None:
-    bar.reset(total=pages)
+def _grow(bar: tqdm, _path: object, pages: int) -> None:
+    bar.total += pages
+    bar.refresh()
 
 
-def _advance(bar: tqdm, _page: object) -> None:
+def _advance(bar: tqdm, _path: object, _page: object) -> None:
     bar.update()

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -84,7 +84,7 @@ def _run_variant(variant: _Variant, paths: list[Path], store: Path, dpi: int) ->
     """One timed pass over every document, on this variant's thread settings."""
     import torch
 
-    from worker.pipeline import extract_document
+    from worker.pipeline import extract_documents
     from worker.storage import LocalStorage
 
     torch.set_num_threads(variant.torch_threads)
@@ -93,13 +93,12 @@ def _run_variant(variant: _Variant, paths: list[Path], store: Path, dpi: int) ->
     pages = 0
     cpu0 = cpu_seconds()
     t0 = time.perf_counter()
-    for path in paths:
-        if variant.name == "naive":
-            manifest = run_naive(path, variant.stages, storage, variant.settings, dpi, variant.stage_cpu)
-        else:
-            manifest = extract_document(
-                path, stages=variant.stages, storage=storage, settings=variant.settings, dpi=dpi
-            )
+    done: Iterator[tuple[Path, dict[str, Any]]]
+    if variant.name == "naive":  # one document after another, as a first user's loop goes
+        done = ((p, run_naive(p, variant.stages, storage, variant.settings, dpi, variant.stage_cpu)) for p in paths)
+    else:  # as `tablesight extract` runs several files: the short ones side by side
+        done = extract_documents(paths, stages=variant.stages, storage=storage, settings=variant.settings, dpi=dpi)
+    for path, manifest in done:
         if manifest["status"] != "complete":
             raise RuntimeError(f"{variant.name}: {path.name} {manifest['status']}: {manifest['errors'][:3]}")
         pages += len(manifest["pages_done"])

@@ -17,6 +17,7 @@ from worker.contract import Manifest, PageRecord
 from worker.errors import InputError, reason_for
 from worker.inputs import open_document, parse_page_ranges
 from worker.outputs import build_manifest, doc_id_for, manifest_key
+from worker.overlap import DocumentSlot
 from worker.pipeline.pages import process_pages
 from worker.pipeline.run import PageResult
 from worker.pipeline.stages import Stages
@@ -37,10 +38,12 @@ def extract_document(
     dpi: int | None = None,
     on_page: Callable[[PageResult], None] | None = None,
     on_start: Callable[[int], None] | None = None,
+    slot: DocumentSlot | None = None,
 ) -> dict[str, Any]:
     """Run one document in process and write its manifest; returns the manifest as stored.
 
-    `stages` may be a factory, so that models load only once an input proved readable.
+    `stages` may be a factory, so that models load only once an input proved readable. `slot`:
+    its place among documents run side by side (worker.pipeline.documents), whose lanes it waits for.
     """
     started = time.time()
     dpi = dpi or settings.inputs.dpi
@@ -66,6 +69,7 @@ def extract_document(
         )
         return _store(storage, manifest)
     doc_id = doc_id_for(doc.sha256)
+    lanes = slot.take(len(page_list)) if slot is not None else None
     if on_start:
         on_start(len(page_list))
     active = stages() if callable(stages) else stages
@@ -75,7 +79,15 @@ def extract_document(
     errors: list[dict[str, Any]] = []
     try:
         for result in process_pages(
-            doc, page_list, doc_id=doc_id, stages=active, storage=storage, settings=settings, dpi=dpi
+            doc,
+            page_list,
+            doc_id=doc_id,
+            stages=active,
+            storage=storage,
+            settings=settings,
+            dpi=dpi,
+            lanes=lanes,
+            pool=slot.pool if slot is not None else None,
         ):
             records.append(result.record())
             if on_page:

@@ -53,20 +53,34 @@ def process_pages(
     settings: Settings,
     dpi: int | None = None,
     record_extra: dict[str, Any] | None = None,
+    lanes: int | None = None,
+    pool: SubprocessPool | None = None,
 ) -> Iterator[PageResult]:
-    """Yield one PageResult per page, in order, after its tables and page record are written."""
+    """Yield one PageResult per page, in order, after its tables and page record are written.
+
+    `lanes` (default PIPELINE_LANES) and a shared `pool`: given by worker.pipeline.documents, which
+    runs documents side by side and has set the model threads for every lane in flight."""
     dpi = dpi or settings.inputs.dpi
     run = Run(doc, doc_id, stages.at_dpi(dpi), storage, settings, dpi, record_extra=record_extra or {})
-    lanes = settings.lanes.pipeline_lanes
+    lanes = lanes or settings.lanes.pipeline_lanes
     size = max(1, min(group_pages(stages, settings), math.ceil(len(pages) / lanes)))  # every lane gets pages
     groups = [pages[start : start + size] for start in range(0, len(pages), size)]
+    if pool is not None:
+        run.pool = pool
+        yield from in_order(groups, lambda group: contained_group(run, group), lanes)
+        return
     busy = min(lanes, len(groups)) or 1
     if stages.threads is not None:  # the cores shared out among the lanes that will be busy
         stages.threads(torch_threads(settings, lanes=busy))
-    ocr = getattr(stages.ocr_engine, "name", None)
-    with SubprocessPool(subprocess_threads(settings, lanes=busy, engine=stages.engine, ocr=ocr)) as pool:
-        run.pool = pool
+    with SubprocessPool(pool_threads(stages, settings, busy)) as own:
+        run.pool = own
         yield from in_order(groups, lambda group: contained_group(run, group), lanes)
+
+
+def pool_threads(stages: Stages, settings: Settings, lanes: int) -> int:
+    """The render and OCR pool's threads beside `lanes` busy lanes, for these stages' engine and OCR."""
+    ocr = getattr(stages.ocr_engine, "name", None)
+    return subprocess_threads(settings, lanes=lanes, engine=stages.engine, ocr=ocr)
 
 
 def group_pages(stages: Stages, settings: Settings) -> int:
