@@ -8,6 +8,7 @@ import threading
 import time
 from pathlib import Path
 
+from contract_check import contract_problems
 from helpers import bad_inputs
 from test_extract_e2e import tiny_model_settings
 
@@ -60,10 +61,14 @@ def test_documents_run_side_by_side_with_the_outputs_of_one_after_another(tiny_m
     two = [make_page([financial_table()], page_size_px=(1000, 1200), seed=9).image] * 2
     paths.append(make_scanned_pdf(tmp_path / "two-pages.pdf", two, dpi=100))
     paths.insert(2, bad_inputs(tmp_path / "bad", "corrupt")["corrupt"].path)
+    twin = tmp_path / "scan-0-again.pdf"  # the same content under another name: the same doc_id,
+    twin.write_bytes(paths[0].read_bytes())  # written by two documents in flight at once
+    paths.insert(1, twin)
     settings = tiny_model_settings(tiny_models).replace(lanes={"pipeline_lanes": 2})
     stages = load_stages(settings)
 
-    one_by_one = {p: extract_document(p, stages=stages, storage=LocalStorage(tmp_path / "a"), settings=settings) for p in paths}
+    first = LocalStorage(tmp_path / "a")
+    one_by_one = {p: extract_document(p, stages=stages, storage=first, settings=settings) for p in paths}
 
     lock, flight, peak = threading.Lock(), {}, [0]
 
@@ -94,5 +99,7 @@ def test_documents_run_side_by_side_with_the_outputs_of_one_after_another(tiny_m
         doc = manifest["doc_id"]
         for entry in manifest["tables"]:
             key = f"{doc}/tables/{entry['table_id']}.html"
-            assert side.get_bytes(key) == LocalStorage(tmp_path / "a").get_bytes(key)
-    assert sum(len(m["tables"]) for _, m in got) >= 5  # every good page gave a table
+            assert side.get_bytes(key) == first.get_bytes(key)
+    assert got[0][1]["doc_id"] == got[1][1]["doc_id"] and got[0][1]["tables"] == got[1][1]["tables"]
+    assert contract_problems(tmp_path / "b")[1] == []  # every stored file whole and valid
+    assert sum(len(m["tables"]) for _, m in got) >= 6  # every good page gave a table
