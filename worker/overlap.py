@@ -73,9 +73,12 @@ class SubprocessPool:
         self._threads = threads
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._closed = False
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
         with self._lock:
+            if self._closed:
+                raise RuntimeError("cannot submit to a closed pool")
             if self._pool is None:
                 threads = self._threads() if callable(self._threads) else self._threads
                 self._pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="tablesight-cpu")
@@ -84,7 +87,7 @@ class SubprocessPool:
     def close(self) -> None:
         """Drop work not yet started; wait for the running calls (a subprocess each, seconds)."""
         with self._lock:
-            pool, self._pool = self._pool, None
+            pool, self._pool, self._closed = self._pool, None, True
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 
