@@ -103,3 +103,29 @@ def test_documents_run_side_by_side_with_the_outputs_of_one_after_another(tiny_m
     assert got[0][1]["doc_id"] == got[1][1]["doc_id"] and got[0][1]["tables"] == got[1][1]["tables"]
     assert contract_problems(tmp_path / "b")[1] == []  # every stored file whole and valid
     assert sum(len(m["tables"]) for _, m in got) >= 6  # every good page gave a table
+
+
+def test_stopping_early_stops_the_documents_running(tiny_models, tmp_path: Path) -> None:
+    """Ctrl-C or an error in whoever reads the manifests closes the generator: the long document
+    running stops after its page groups in flight, writes no manifest, and nothing waits for it."""
+    short = make_scanned_pdf(tmp_path / "short.pdf", [make_page([financial_table()], (1000, 1200)).image], dpi=100)
+    pages = [make_page([key_figures_table()], (1000, 1200), seed=i).image for i in range(8)]
+    long = make_scanned_pdf(tmp_path / "long.pdf", pages, dpi=100)
+    settings = tiny_model_settings(tiny_models).replace(lanes={"pipeline_lanes": 2})
+    store, done = LocalStorage(tmp_path / "out"), []
+    started = threading.Event()
+
+    def page_done(path: Path, _result: object) -> None:
+        if path == long:
+            done.append(path)
+            started.set()
+
+    run = extract_documents(
+        [short, long], stages=load_stages(settings), storage=store, settings=settings, on_page=page_done
+    )
+    path, manifest = next(run)
+    assert path == short and manifest["status"] == "complete"
+    assert started.wait(timeout=120)  # the long document is under way
+    run.close()
+    assert 1 <= len(done) < len(pages)  # it stopped part way
+    assert [m.parent.name for m in (tmp_path / "out").glob("*/manifest.json")] == [manifest["doc_id"]]

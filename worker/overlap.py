@@ -129,6 +129,12 @@ def in_order(items: list[T], work: Callable[[T], list[R]], lanes: int) -> Iterat
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+class Stopped(BaseException):
+    """Documents run side by side were stopped: whoever read their results stopped reading (Ctrl-C,
+    an error). A BaseException, so that no document stores it as its own failure: as with Ctrl-C in a
+    document run alone, the document stopped mid-way writes no manifest and is run again whole."""
+
+
 class LaneBudget:
     """The pipeline's lanes shared out among documents run side by side (worker.pipeline.documents).
 
@@ -145,12 +151,15 @@ class LaneBudget:
         self._turn = 0
         self._done_turns: set[int] = set()
         self._cond = threading.Condition()
+        self.stopped = False
 
     def take(self, turn: int, pages: int) -> int:
         """Wait for `turn` and for the lanes `pages` pages can use; returns how many were taken."""
         want = max(1, min(self.lanes, pages))
         with self._cond:
-            self._cond.wait_for(lambda: self._turn == turn and self._free >= want)
+            self._cond.wait_for(lambda: self.stopped or (self._turn == turn and self._free >= want))
+            if self.stopped:
+                raise Stopped
             self._free -= want
             self._pass(turn)
             return want
@@ -159,6 +168,12 @@ class LaneBudget:
         """A document that never took lanes (it could not be opened) gives up its turn."""
         with self._cond:
             self._pass(turn)
+
+    def stop(self) -> None:
+        """No document takes lanes any more, and those running stop after their page groups in flight."""
+        with self._cond:
+            self.stopped = True
+            self._cond.notify_all()
 
     def give_back(self, lanes: int) -> None:
         with self._cond:
@@ -188,6 +203,11 @@ class DocumentSlot:
         """Wait for this document's lanes (once it knows its page count); returns how many."""
         self.held = self.budget.take(self.turn, pages)
         return self.held
+
+    def check(self) -> None:
+        """Raise Stopped once the documents were stopped: called before each page group."""
+        if self.budget.stopped:
+            raise Stopped
 
     def close(self) -> None:
         """Give the lanes back, or the turn where none were taken; safe to call twice."""

@@ -88,6 +88,7 @@ def extract_document(
             dpi=dpi,
             lanes=lanes,
             pool=slot.pool if slot is not None else None,
+            check=slot.check if slot is not None else None,
         ):
             records.append(result.record())
             if on_page:

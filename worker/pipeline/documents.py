@@ -41,7 +41,9 @@ def extract_documents(
     """Each document's stored manifest, in the order of `paths` (see extract_document).
 
     An error that stops a document's run altogether (models or store unusable) is raised in its
-    turn; documents not yet started are dropped and those running finish first."""
+    turn. Whenever the caller stops reading (that error, Ctrl-C, `close()`), documents not yet
+    started are dropped and those running stop after their page groups in flight, writing no
+    manifest (worker.overlap.Stopped), as a document run alone does on Ctrl-C."""
     lanes = settings.lanes.pipeline_lanes
     side_by_side = lanes > 1 and len(paths) > 1
     lock, held = threading.Lock(), [] if callable(stages) else [stages]
@@ -94,6 +96,7 @@ def extract_documents(
         while running:
             path, future = running.popleft()
             yield path, future.result()
-    finally:
+    finally:  # stopped early (Ctrl-C, an error): running documents stop after their groups in flight
+        budget.stop()
         runner.shutdown(wait=True, cancel_futures=True)
         pool.close()

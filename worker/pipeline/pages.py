@@ -10,7 +10,7 @@ record; the manifest is built from the records, so the queue reuses `process_pag
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -55,11 +55,13 @@ def process_pages(
     record_extra: dict[str, Any] | None = None,
     lanes: int | None = None,
     pool: SubprocessPool | None = None,
+    check: Callable[[], None] | None = None,
 ) -> Iterator[PageResult]:
     """Yield one PageResult per page, in order, after its tables and page record are written.
 
-    `lanes` (default PIPELINE_LANES) and a shared `pool`: given by worker.pipeline.documents, which
-    runs documents side by side and has set the model threads for every lane in flight."""
+    `lanes` (default PIPELINE_LANES), a shared `pool` and `check` (raises when the run is to stop,
+    asked before each page group): given by worker.pipeline.documents, which runs documents side by
+    side and has set the model threads for every lane in flight."""
     dpi = dpi or settings.inputs.dpi
     run = Run(doc, doc_id, stages.at_dpi(dpi), storage, settings, dpi, record_extra=record_extra or {})
     lanes = lanes or settings.lanes.pipeline_lanes
@@ -67,7 +69,13 @@ def process_pages(
     groups = [pages[start : start + size] for start in range(0, len(pages), size)]
     if pool is not None:
         run.pool = pool
-        yield from in_order(groups, lambda group: contained_group(run, group), lanes)
+
+        def checked(group: list[int]) -> list[PageResult]:
+            if check is not None:
+                check()
+            return contained_group(run, group)
+
+        yield from in_order(groups, checked, lanes)
         return
     busy = min(lanes, len(groups)) or 1
     if stages.threads is not None:  # the cores shared out among the lanes that will be busy
