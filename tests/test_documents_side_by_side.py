@@ -27,7 +27,8 @@ def test_lane_budget_short_documents_share_lanes_a_long_one_waits_its_turn() -> 
         try:
             if pages == 0:  # could not be opened: it takes no lanes and gives up its turn
                 return
-            taken = slot.take(pages)
+            slot.take(pages)
+            taken = slot.held
             with lock:
                 started.append(turn)
                 in_use[0] += taken

@@ -199,10 +199,9 @@ class DocumentSlot:
         self.held = 0
         self._closed = False
 
-    def take(self, pages: int) -> int:
-        """Wait for this document's lanes (once it knows its page count); returns how many."""
+    def take(self, pages: int) -> None:
+        """Wait for this document's lanes (once it knows its page count); `held` says how many."""
         self.held = self.budget.take(self.turn, pages)
-        return self.held
 
     def check(self) -> None:
         """Raise Stopped once the documents were stopped: called before each page group."""

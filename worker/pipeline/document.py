@@ -69,7 +69,8 @@ def extract_document(
         )
         return _store(storage, manifest)
     doc_id = doc_id_for(doc.sha256)
-    lanes = slot.take(len(page_list)) if slot is not None else None
+    if slot is not None:
+        slot.take(len(page_list))
     if on_start:
         on_start(len(page_list))
     active = stages() if callable(stages) else stages
@@ -86,9 +87,7 @@ def extract_document(
             storage=storage,
             settings=settings,
             dpi=dpi,
-            lanes=lanes,
-            pool=slot.pool if slot is not None else None,
-            check=slot.check if slot is not None else None,
+            slot=slot,
         ):
             records.append(result.record())
             if on_page:

@@ -12,9 +12,8 @@ Manifests come out in the order the documents were given.
 from __future__ import annotations
 
 import threading
-from collections import deque
 from collections.abc import Callable, Generator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -46,15 +45,14 @@ def extract_documents(
     manifest (worker.overlap.Stopped), as a document run alone does on Ctrl-C."""
     lanes = settings.lanes.pipeline_lanes
     side_by_side = lanes > 1 and len(paths) > 1
-    lock, held = threading.Lock(), [] if callable(stages) else [stages]
+    lock, held = threading.Lock(), list[Stages]()
 
     def loaded() -> Stages:
         """The stages, loaded once whichever document needs them first; side by side, with the
         model threads shared out among every lane, whichever documents keep them busy."""
         with lock:
             if not held:
-                assert callable(stages)
-                held.append(stages())
+                held.append(stages() if callable(stages) else stages)
                 if side_by_side and held[0].threads is not None:
                     held[0].threads(torch_threads(settings, lanes=lanes))
             return held[0]
@@ -76,8 +74,6 @@ def extract_documents(
         for path in paths:
             yield path, one(path, None)
         return
-    if not callable(stages) and stages.threads is not None:
-        stages.threads(torch_threads(settings, lanes=lanes))
     budget = LaneBudget(lanes)
     pool = SubprocessPool(lambda: pool_threads(loaded(), settings, lanes))
     runner = ThreadPoolExecutor(lanes, thread_name_prefix="tablesight-doc")
@@ -90,11 +86,8 @@ def extract_documents(
             slot.close()
 
     try:
-        running: deque[tuple[Path, Future[dict[str, Any]]]] = deque(
-            (path, runner.submit(run_slot, path, turn)) for turn, path in enumerate(paths)
-        )
-        while running:
-            path, future = running.popleft()
+        futures = [(path, runner.submit(run_slot, path, turn)) for turn, path in enumerate(paths)]
+        for path, future in futures:
             yield path, future.result()
     finally:  # stopped early (Ctrl-C, an error): running documents stop after their groups in flight
         budget.stop()

@@ -10,7 +10,7 @@ record; the manifest is built from the records, so the queue reuses `process_pag
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -28,7 +28,7 @@ from worker.errors import TablesightError
 from worker.heap import release_freed_memory
 from worker.inputs import Document
 from worker.outputs import manifest_entry, page_key, write_table
-from worker.overlap import SubprocessPool, in_order, subprocess_threads, timed, torch_threads
+from worker.overlap import DocumentSlot, SubprocessPool, in_order, subprocess_threads, timed, torch_threads
 from worker.pipeline.containment import contained, page_failure, table_failure
 from worker.pipeline.context import table_context
 from worker.pipeline.normalise import detector_input, normalise
@@ -53,26 +53,23 @@ def process_pages(
     settings: Settings,
     dpi: int | None = None,
     record_extra: dict[str, Any] | None = None,
-    lanes: int | None = None,
-    pool: SubprocessPool | None = None,
-    check: Callable[[], None] | None = None,
+    slot: DocumentSlot | None = None,
 ) -> Iterator[PageResult]:
     """Yield one PageResult per page, in order, after its tables and page record are written.
 
-    `lanes` (default PIPELINE_LANES), a shared `pool` and `check` (raises when the run is to stop,
-    asked before each page group): given by worker.pipeline.documents, which runs documents side by
-    side and has set the model threads for every lane in flight."""
+    `slot`: the document's place among those run side by side (worker.pipeline.documents), which
+    gives its lanes and the shared pool, has set the model threads for every lane in flight, and is
+    asked before each page group whether the run is to stop."""
     dpi = dpi or settings.inputs.dpi
     run = Run(doc, doc_id, stages.at_dpi(dpi), storage, settings, dpi, record_extra=record_extra or {})
-    lanes = lanes or settings.lanes.pipeline_lanes
+    lanes = slot.held if slot is not None else settings.lanes.pipeline_lanes
     size = max(1, min(group_pages(stages, settings), math.ceil(len(pages) / lanes)))  # every lane gets pages
     groups = [pages[start : start + size] for start in range(0, len(pages), size)]
-    if pool is not None:
-        run.pool = pool
+    if slot is not None:
+        run.pool = slot.pool
 
         def checked(group: list[int]) -> list[PageResult]:
-            if check is not None:
-                check()
+            slot.check()
             return contained_group(run, group)
 
         yield from in_order(groups, checked, lanes)
